@@ -1,0 +1,32 @@
+# `make sweep` and `make test` are the only set-up commands: both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+EXP ?= default
+ARGS ?=
+
+.PHONY: sweep test report ui bench lint
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	touch $(STAMP)
+
+sweep: $(STAMP)
+	$(PY) -m experiments.run -m +sweep=default $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest $(ARGS)
+
+report: $(STAMP)
+	$(PY) -m reports --experiment $(EXP) --out reports/out $(ARGS)
+
+ui: $(STAMP)
+	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1
+
+bench: $(STAMP)
+	$(PY) -m experiments.bench $(ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .

@@ -1,0 +1,102 @@
+"""Flat array trees: node i splits on feature[i] ("x <= threshold[i]" goes to left[i]) or,
+when feature[i] == -1, is a leaf predicting value[i, :]. NaN follows missing_left[i].
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from ensembles.engine.binning import MISSING_BIN
+
+LEAF = -1
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One grown tree. `gain` is the split gain (the importance unit), 0 at leaves."""
+
+    feature: np.ndarray  # int32
+    threshold_bin: np.ndarray  # int32, the split in bin codes: code <= threshold_bin
+    threshold: np.ndarray  # float64, the same split in raw values: x <= threshold
+    missing_left: np.ndarray  # bool
+    left: np.ndarray  # int32
+    right: np.ndarray  # int32
+    value: np.ndarray  # float64, (n_nodes, n_outputs)
+    gain: np.ndarray  # float64
+    n_samples: np.ndarray  # int32, training rows reaching the node
+    weight: np.ndarray  # float64, their weight (hessian) sum
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.feature == LEAF))
+
+    @property
+    def depth(self) -> int:
+        return int(_node_depths(self.left, self.right).max())
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Leaf values (n_samples, n_outputs) for raw float X (NaN allowed)."""
+        out = np.zeros((X.shape[0], self.value.shape[1]))
+        _add_leaf_values_raw(self.feature, self.threshold, self.missing_left, self.left,
+                             self.right, self.value, X, 1.0, out)
+        return out
+
+    def predict_binned(self, codes: np.ndarray) -> np.ndarray:
+        """Leaf values for uint8 codes made by the BinMapper the tree was grown on."""
+        out = np.zeros((codes.shape[0], self.value.shape[1]))
+        _add_leaf_values_binned(self.feature, self.threshold_bin, self.missing_left, self.left,
+                                self.right, self.value, codes, 1.0, out)
+        return out
+
+    def add_to(self, X: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:
+        """out += scale * leaf values: the in-place sum an ensemble prediction is made of."""
+        _add_leaf_values_raw(self.feature, self.threshold, self.missing_left, self.left,
+                             self.right, self.value, X, scale, out)
+
+    def feature_gains(self, n_features: int) -> np.ndarray:
+        """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
+        internal = self.feature != LEAF
+        return np.bincount(self.feature[internal], weights=self.gain[internal],
+                           minlength=n_features)
+
+
+@njit(cache=True, parallel=True)
+def _add_leaf_values_raw(feature, threshold, missing_left, left, right, value, X, scale, out):
+    for i in prange(X.shape[0]):
+        node = 0
+        while feature[node] != LEAF:
+            x = X[i, feature[node]]
+            if np.isnan(x):
+                go_left = missing_left[node]
+            else:
+                go_left = x <= threshold[node]
+            node = left[node] if go_left else right[node]
+        for k in range(value.shape[1]):
+            out[i, k] += scale * value[node, k]
+
+
+@njit(cache=True, parallel=True)
+def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, value, codes,
+                            scale, out):
+    for i in prange(codes.shape[0]):
+        node = 0
+        while feature[node] != LEAF:
+            code = codes[i, feature[node]]
+            if code == MISSING_BIN:
+                go_left = missing_left[node]
+            else:
+                go_left = code <= threshold_bin[node]
+            node = left[node] if go_left else right[node]
+        for k in range(value.shape[1]):
+            out[i, k] += scale * value[node, k]
+
+
+@njit(cache=True)
+def _node_depths(left, right):
+    depth = np.zeros(left.shape[0], dtype=np.int32)
+    for node in range(left.shape[0]):
+        if left[node] != LEAF:
+            depth[left[node]] = depth[node] + 1
+            depth[right[node]] = depth[node] + 1
+    return depth

@@ -1,0 +1,1 @@
+"""scikit-learn estimators on the engine, one module per family."""

@@ -1,0 +1,200 @@
+"""Random forests on the engine: bootstrap samples of rows, a random subset of features per node.
+
+Breiman (2001); Straka, "Bagging" and "Random Forests": each tree is grown to full depth (by
+default) on a bootstrap sample, considering `max_features` random features at each node; the
+forest averages the trees' leaf values (class probabilities or means).
+"""
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ensembles.engine.binning import MAX_BINS, BinMapper
+from ensembles.engine.grower import grow_depth_first
+from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
+from ensembles.engine.tree import Tree
+from ensembles.methods.validation import (
+    encode_classes,
+    resolve_max_features,
+    validate_prediction_data,
+    validate_regression_target,
+    validate_training_data,
+)
+
+CLASSIFICATION_CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY}
+SEED_RANGE = np.iinfo(np.int32).max
+
+
+def _check_tree_params(estimator) -> None:
+    if not (isinstance(estimator.n_estimators, (int, np.integer)) and estimator.n_estimators >= 1):
+        raise ValueError(f"n_estimators must be an int >= 1, got {estimator.n_estimators!r}")
+    if estimator.max_depth is not None and not estimator.max_depth >= 1:
+        raise ValueError(f"max_depth must be None or an int >= 1, got {estimator.max_depth!r}")
+    if not estimator.min_samples_split >= 2:
+        raise ValueError(f"min_samples_split must be >= 2, got {estimator.min_samples_split!r}")
+    if not estimator.min_samples_leaf >= 1:
+        raise ValueError(f"min_samples_leaf must be >= 1, got {estimator.min_samples_leaf!r}")
+
+
+def _bootstrap_counts(seed: int, n_samples: int, bootstrap: bool) -> np.ndarray:
+    """How often each row is drawn: n draws with replacement, or every row once."""
+    if not bootstrap:
+        return np.ones(n_samples)
+    draws = np.random.RandomState(seed).randint(0, n_samples, n_samples)
+    return np.bincount(draws, minlength=n_samples).astype(np.float64)
+
+
+class _BaseForest(BaseEstimator):
+    """Shared fit/predict of the forest classifier and regressor; subclasses say how y becomes
+    per-sample statistics (`_unit_stats`) and which split criterion scores them."""
+
+    def __init__(self, n_estimators=100, *, max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features="sqrt", bootstrap=True, oob_score=False,
+                 max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y, sample_weight=None):
+        X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
+        _check_tree_params(self)
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("oob_score=True needs bootstrap=True")
+        unit_stats, criterion = self._unit_stats(y)
+        self._bin_mapper = BinMapper(self.max_bins).fit(X)
+        codes = self._bin_mapper.transform(X)
+        n_candidates = resolve_max_features(self.max_features, X.shape[1])
+        seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
+        grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(self._grow_tree)(codes, unit_stats, sample_weight, criterion, n_candidates,
+                                     seed)
+            for seed in seeds)
+        self.estimators_ = [tree for tree, _ in grown]
+        if self.oob_score:
+            self._set_oob_score(codes, y, [counts for _, counts in grown])
+        return self
+
+    def _grow_tree(self, codes, unit_stats, sample_weight, criterion, n_candidates, seed):
+        counts = _bootstrap_counts(seed, codes.shape[0], self.bootstrap)
+        weights = sample_weight * counts
+        rows = np.flatnonzero(weights > 0).astype(np.int32)
+        arrays = grow_depth_first(
+            codes, unit_stats * weights[:, None], rows, self._bin_mapper.n_bins_, criterion,
+            -1 if self.max_depth is None else self.max_depth, self.min_samples_split,
+            self.min_samples_leaf, 0.0, 0.0, 0.0, -np.inf, n_candidates, seed)
+        feature, threshold_bin = arrays[0], arrays[1]
+        return Tree(feature, threshold_bin, self._raw_thresholds(feature, threshold_bin),
+                    *arrays[2:]), counts
+
+    def _raw_thresholds(self, feature, threshold_bin):
+        internal = feature >= 0
+        thresholds = np.full(feature.shape, np.nan)
+        edges = self._bin_mapper.bin_edges_
+        thresholds[internal] = [edges[f][b] for f, b in zip(feature[internal],
+                                                            threshold_bin[internal])]
+        return thresholds
+
+    def _mean_tree_output(self, X):
+        check_is_fitted(self, "estimators_")
+        X = validate_prediction_data(self, X)
+        out = np.zeros((X.shape[0], self.estimators_[0].value.shape[1]))
+        for tree in self.estimators_:
+            tree.add_to(X, out, 1.0 / len(self.estimators_))
+        return out
+
+    def _oob_mean_output(self, codes, counts_per_tree):
+        """Mean tree output over the trees whose bootstrap left the row out (NaN if none did)."""
+        total = np.zeros((codes.shape[0], self.estimators_[0].value.shape[1]))
+        n_trees = np.zeros(codes.shape[0])
+        for tree, counts in zip(self.estimators_, counts_per_tree):
+            out_of_bag = counts == 0
+            total[out_of_bag] += tree.predict_binned(codes[out_of_bag])
+            n_trees += out_of_bag
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return total / n_trees[:, None], n_trees > 0
+
+    @property
+    def feature_importances_(self):
+        """Mean over trees of each tree's normalized split gains (scikit-learn's MDI)."""
+        check_is_fitted(self, "estimators_")
+        per_tree = [tree.feature_gains(self.n_features_in_) for tree in self.estimators_]
+        normalized = [g / g.sum() for g in per_tree if g.sum() > 0]
+        if not normalized:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(normalized, axis=0)
+        return mean / mean.sum()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+
+class RandomForestClassifier(ClassifierMixin, _BaseForest):
+    """Random forest of Gini (or entropy) trees; predict_proba averages the leaves' class
+    frequencies, as scikit-learn does."""
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, max_features="sqrt", bootstrap=True,
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        super().__init__(n_estimators, max_depth=max_depth, min_samples_split=min_samples_split,
+                         min_samples_leaf=min_samples_leaf, max_features=max_features,
+                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         random_state=random_state, n_jobs=n_jobs)
+        self.criterion = criterion
+
+    def _unit_stats(self, y):
+        if self.criterion not in CLASSIFICATION_CRITERIA:
+            raise ValueError(f"unknown criterion {self.criterion!r}; choose one of: "
+                             f"{', '.join(CLASSIFICATION_CRITERIA)}")
+        self.classes_, codes = encode_classes(y)
+        one_hot = np.zeros((len(codes), len(self.classes_)))
+        one_hot[np.arange(len(codes)), codes] = 1.0
+        return one_hot, CLASSIFICATION_CRITERIA[self.criterion]
+
+    def predict_proba(self, X):
+        return self._mean_tree_output(X)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def _set_oob_score(self, codes, y, counts_per_tree):
+        proba, has_oob = self._oob_mean_output(codes, counts_per_tree)
+        self.oob_decision_function_ = proba
+        predicted = self.classes_[np.argmax(proba[has_oob], axis=1)]
+        self.oob_score_ = accuracy_score(y[has_oob], predicted)
+
+
+class RandomForestRegressor(RegressorMixin, _BaseForest):
+    """Random forest of squared-error regression trees (leaf = weighted mean of y)."""
+
+    def __init__(self, n_estimators=100, *, max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_features=1.0, bootstrap=True, oob_score=False,
+                 max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        super().__init__(n_estimators, max_depth=max_depth, min_samples_split=min_samples_split,
+                         min_samples_leaf=min_samples_leaf, max_features=max_features,
+                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         random_state=random_state, n_jobs=n_jobs)
+
+    def _unit_stats(self, y):
+        """Channels (g, h, y^2) = (-y, 1, y^2): NEWTON with lambda = 0 is the squared error."""
+        y = validate_regression_target(y)
+        return np.column_stack([-y, np.ones_like(y), y * y]), NEWTON
+
+    def predict(self, X):
+        return self._mean_tree_output(X)[:, 0]
+
+    def _set_oob_score(self, codes, y, counts_per_tree):
+        prediction, has_oob = self._oob_mean_output(codes, counts_per_tree)
+        self.oob_prediction_ = prediction[:, 0]
+        self.oob_score_ = r2_score(y[has_oob], self.oob_prediction_[has_oob])

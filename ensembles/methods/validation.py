@@ -1,0 +1,59 @@
+"""Input checks at the edge of every estimator: scikit-learn's validators, plus our messages."""
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+
+def validate_training_data(estimator, X, y, sample_weight):
+    """X as float64 (NaN allowed as missing, inf refused), y 1-d, weights >= 0 with a positive sum."""
+    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                         y_numeric=False, multi_output=False)
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                         ensure_non_negative=True)
+    if not sample_weight.sum() > 0:
+        raise ValueError("sample_weight sums to zero; at least one sample needs a positive weight")
+    return X, y, sample_weight
+
+
+def encode_classes(y):
+    """classes_ and y as integer codes 0..K-1; a single class is refused."""
+    check_classification_targets(y)
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"a classifier needs at least two classes; y has a single class: "
+                         f"{classes[0]!r}")
+    return classes, codes.astype(np.intp)
+
+
+def validate_regression_target(y):
+    y = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or inf; regression targets must be finite")
+    return y
+
+
+def validate_prediction_data(estimator, X):
+    return validate_data(estimator, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                         reset=False)
+
+
+def resolve_max_features(max_features, n_features: int) -> int:
+    """scikit-learn's meaning: "sqrt", "log2", None (all), an int count or a float fraction."""
+    if max_features is None:
+        return n_features
+    if isinstance(max_features, str):
+        if max_features == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if max_features == "log2":
+            return max(1, int(np.log2(n_features)))
+        raise ValueError(f"unknown max_features {max_features!r}; choose one of: 'sqrt', "
+                         "'log2', None, an int or a float in (0, 1]")
+    if isinstance(max_features, (int, np.integer)) and not isinstance(max_features, bool):
+        if not 1 <= max_features <= n_features:
+            raise ValueError(f"max_features={max_features} must be in [1, {n_features}]")
+        return int(max_features)
+    if isinstance(max_features, (float, np.floating)) and 0.0 < max_features <= 1.0:
+        return max(1, int(max_features * n_features))
+    raise ValueError(f"max_features={max_features!r} must be 'sqrt', 'log2', None, an int "
+                     "or a float in (0, 1]")
