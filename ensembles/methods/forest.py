@@ -71,7 +71,7 @@ class _BaseForest(BaseEstimator):
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True")
         unit_stats, criterion = self._unit_stats(y)
-        self._bin_mapper = BinMapper(self.max_bins).fit(X)
+        self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
         codes = self._bin_mapper.transform(X)
         n_candidates = resolve_max_features(self.max_features, X.shape[1])
         seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
@@ -166,7 +166,8 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         return self._mean_tree_output(X)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def _set_oob_score(self, codes, y, counts_per_tree):
         proba, has_oob = self._oob_mean_output(codes, counts_per_tree)

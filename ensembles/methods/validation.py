@@ -21,7 +21,7 @@ def encode_classes(y):
     check_classification_targets(y)
     classes, codes = np.unique(y, return_inverse=True)
     if len(classes) < 2:
-        raise ValueError(f"a classifier needs at least two classes; y has a single class: "
+        raise ValueError(f"a classifier needs at least two classes; y has one class only: "
                          f"{classes[0]!r}")
     return classes, codes.astype(np.intp)
 

@@ -1,0 +1,35 @@
+"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI]`."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from reports.build import build_report
+from reports.runs import PROJECT_ROOT, ReportError, resolve_tracking_uri
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the report; on a ReportError print one `error: ...` line and return 1."""
+    parser = argparse.ArgumentParser(
+        prog="python -m reports", description="Write results.csv, tables.md and tables.tex."
+    )
+    parser.add_argument("--experiment", default="default", help="MLflow experiment (sweep) name")
+    parser.add_argument(
+        "--out", type=Path, default=PROJECT_ROOT / "reports" / "out", help="output directory"
+    )
+    parser.add_argument(
+        "--tracking-uri", help="default: env MLFLOW_TRACKING_URI, else the project's mlflow.db"
+    )
+    args = parser.parse_args(argv)
+    try:
+        paths = build_report(resolve_tracking_uri(args.tracking_uri), args.experiment, args.out)
+    except ReportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Read an experiment's runs from MLflow into pandas DataFrames (the only input of the reports)."""
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pandas as pd
+from mlflow import MlflowClient
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TRACKING_URI = f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
+RUN_TAGS = (
+    "dataset",
+    "method",
+    "loss",
+    "engine",
+    "seed",
+    "task",
+    "status",
+    "git_commit",
+    "run_key",
+)
+CELL_KEYS = ["dataset", "method", "engine"]
+
+
+class ReportError(Exception):
+    """A report cannot be built; the message is the one line shown to the user."""
+
+
+def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
+    """The given URI, else env MLFLOW_TRACKING_URI, else the project's sqlite store."""
+    return tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+
+
+def _sqlite_path(tracking_uri: str) -> Path | None:
+    """The database file of a `sqlite:///` URI, None for other stores."""
+    parsed = urlparse(tracking_uri)
+    if parsed.scheme != "sqlite" or parsed.path in ("", "/:memory:"):
+        return None
+    return Path(unquote(parsed.path))
+
+
+def _all_pages(search: Callable, **kwargs) -> Iterator:
+    """Every item of a paged MLflow search."""
+    page_token = None
+    while True:
+        page = search(page_token=page_token, **kwargs)
+        yield from page
+        page_token = page.token
+        if not page_token:
+            return
+
+
+def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
+    """A client on the store and the id of experiment `name`, or a ReportError listing those that
+    exist. A missing sqlite file is reported as an empty store instead of being created."""
+    sqlite_path = _sqlite_path(tracking_uri)
+    if sqlite_path is not None and not sqlite_path.is_file():
+        raise ReportError(
+            f"no MLflow experiment '{name}' in {tracking_uri}; existing: none (no such database)"
+        )
+    client = MlflowClient(tracking_uri=tracking_uri)
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        existing = sorted(e.name for e in _all_pages(client.search_experiments))
+        raise ReportError(
+            f"no MLflow experiment '{name}' in {tracking_uri}; "
+            f"existing: {', '.join(existing) or 'none'}"
+        )
+    return client, experiment.experiment_id
+
+
+def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
+    """One row per run (all statuses): run_id, start_time, its tags (MLflow's own `mlflow.*` tags
+    left out) and its summary metrics (the per-split `split_*` histories left out)."""
+    rows, tag_keys, metric_keys = [], set(), set()
+    for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
+        tags = {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.")}
+        metrics = {k: v for k, v in run.data.metrics.items() if not k.startswith("split_")}
+        tag_keys |= tags.keys()
+        metric_keys |= metrics.keys()
+        start_time = pd.Timestamp(run.info.start_time, unit="ms", tz="UTC")
+        rows.append({"run_id": run.info.run_id, "start_time": start_time, **tags, **metrics})
+    extra_tags = sorted(tag_keys - set(RUN_TAGS))
+    columns = ["run_id", "start_time", *RUN_TAGS, *extra_tags, *sorted(metric_keys)]
+    runs = pd.DataFrame(rows).reindex(columns=columns)
+    return runs.sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
+
+
+def load_split_values(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Long table of `metric` per (run, split): dataset, method, engine, seed, run_id, split, value.
+
+    Uses the `split_<metric>` history (step = split index); a run without one contributes its
+    summary `metric` as split 0."""
+    rows = []
+    for run in runs.to_dict("records"):
+        history = client.get_metric_history(run["run_id"], f"split_{metric}")
+        cell = {key: run[key] for key in [*CELL_KEYS, "seed", "run_id"]}
+        if history:
+            rows += [{**cell, "split": m.step, "value": m.value} for m in history]
+        elif pd.notna(run.get(metric)):
+            rows.append({**cell, "split": 0, "value": run[metric]})
+    return pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "run_id", "split", "value"])

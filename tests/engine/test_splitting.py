@@ -1,0 +1,84 @@
+import numpy as np
+import pytest
+
+from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.splitting import (
+    GINI,
+    NEWTON,
+    best_threshold,
+    leaf_value,
+    node_score,
+)
+
+
+def _histogram(codes, stats):
+    hist = np.zeros((N_BIN_SLOTS, stats.shape[1] + 1))
+    for code, row in zip(codes, stats):
+        hist[code, :-1] += row
+        hist[code, -1] += 1
+    return hist
+
+
+def _scan(codes, stats, n_bins, criterion, reg_lambda=0.0, reg_alpha=0.0, min_samples_leaf=1,
+          min_child_weight=0.0):
+    hist = _histogram(codes, stats)
+    parent = hist.sum(axis=0)
+    scratch = np.zeros((2, stats.shape[1] + 1))
+    return best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
+                          min_samples_leaf, min_child_weight, scratch[0], scratch[1])
+
+
+def test_gini_gain_of_a_known_split_by_hand():
+    # bins 0,1 hold class 0 twice and class 1 once; bins 2,3 hold class 1 three times.
+    codes = np.array([0, 0, 1, 2, 3, 3])
+    y = np.array([0, 0, 1, 1, 1, 1])
+    stats = np.eye(2)[y]
+    gain, threshold_bin, _ = _scan(codes, stats, 4, GINI)
+    # parent W*gini = 6 - (2^2 + 4^2)/6; best split {0} | {1,2,3}: children 2*0 and 4*0
+    assert threshold_bin == 0
+    assert gain == pytest.approx(6 - (4 + 16) / 6 - 0.0)
+
+
+def test_newton_gain_and_leaf_weight_by_hand():
+    g = np.array([-2.0, -1.0, 1.0, 3.0])
+    h = np.array([1.0, 2.0, 1.0, 0.5])
+    codes = np.arange(4)
+    reg_lambda, reg_alpha = 1.0, 0.5
+
+    def score(G, H):
+        shrunk = np.sign(G) * max(abs(G) - reg_alpha, 0.0)
+        return shrunk**2 / (H + reg_lambda)
+
+    candidates = [score(g[: b + 1].sum(), h[: b + 1].sum()) + score(g[b + 1:].sum(), h[b + 1:].sum())
+                  - score(g.sum(), h.sum()) for b in range(3)]
+    gain, threshold_bin, _ = _scan(codes, np.column_stack([g, h]), 4, NEWTON, reg_lambda, reg_alpha)
+    assert threshold_bin == int(np.argmax(candidates))
+    assert gain == pytest.approx(max(candidates))
+    out = np.zeros(1)
+    leaf_value(np.array([g.sum(), h.sum(), 4.0]), 2, NEWTON, reg_lambda, reg_alpha, out)
+    assert out[0] == pytest.approx(-(g.sum() - reg_alpha) / (h.sum() + reg_lambda))
+
+
+def test_missing_values_are_sent_to_the_side_that_gains_most():
+    # class 1 at low codes and among the missing: missing must join the left side
+    codes = np.array([0, 0, 0, 1, 1, 1, MISSING_BIN, MISSING_BIN])
+    y = np.array([1, 1, 1, 0, 0, 0, 1, 1])
+    gain, threshold_bin, missing_left = _scan(codes, np.eye(2)[y], 2, GINI)
+    assert (threshold_bin, missing_left) == (0, True)
+    assert gain == pytest.approx(8 - (25 + 9) / 8)
+
+
+def test_min_samples_leaf_and_min_child_weight_restrict_thresholds():
+    codes = np.arange(6)
+    stats = np.column_stack([np.array([-5.0, 1, 1, 1, 1, 1]), np.ones(6)])
+    assert _scan(codes, stats, 6, NEWTON)[1] == 0
+    assert _scan(codes, stats, 6, NEWTON, min_samples_leaf=2)[1] >= 1
+    assert _scan(codes, stats, 6, NEWTON, min_child_weight=3.0)[1] >= 2
+    assert _scan(codes, stats, 6, NEWTON, min_samples_leaf=4)[0] == -np.inf
+
+
+def test_gini_score_is_weighted_gini_decrease():
+    sums = np.array([3.0, 1.0, 4.0])
+    weight = 4.0
+    gini = 1 - (0.75**2 + 0.25**2)
+    assert weight - node_score(sums, 2, GINI, 0.0, 0.0) == pytest.approx(weight * gini)
