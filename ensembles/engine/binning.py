@@ -53,3 +53,10 @@ class BinMapper:
     def threshold_value(self, feature: int, threshold_bin: int) -> float:
         """The raw threshold of a split "code <= threshold_bin": the bin's upper edge."""
         return float(self.bin_edges_[feature][threshold_bin])
+
+    def raw_thresholds(self, feature: np.ndarray, threshold_bin: np.ndarray) -> np.ndarray:
+        """threshold_value for every node of a tree; NaN at leaves (feature < 0)."""
+        thresholds = np.full(feature.shape, np.nan)
+        for node in np.flatnonzero(feature >= 0):
+            thresholds[node] = self.bin_edges_[feature[node]][threshold_bin[node]]
+        return thresholds

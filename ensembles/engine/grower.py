@@ -1,168 +1,217 @@
-"""Depth-first growth of one tree on binned data, the nodes kept in flat arrays.
+"""Growth of one gradient tree from (g, h) histograms: depth-wise or loss-guided.
 
-The node's rows are a slice rows[start:stop] of one partition array that each split reorders
-in place (left rows first). At each node the candidate features are visited in a random
-order, one histogram per feature, until `max_features` non-constant features were scored
-(features constant in the node do not count, as in scikit-learn's CART).
+Every open leaf holds a histogram (a slot of the pool) and its best split. Splitting a node
+builds the histogram of the smaller child from its rows and gets the larger child's by
+subtraction, hist(larger) = hist(parent) - hist(smaller), in the parent's slot.
+
+- DEPTHWISE (XGBoost's default): open leaves are split in creation order, level by level.
+- LOSSGUIDE (LightGBM's leaf-wise growth): the open leaf of largest gain is split next.
+A split is made only if its gain exceeds min_split_gain (XGBoost's kRtEps) and is at least
+gamma, the depth stays within max_depth and the leaves within max_leaves (0: no limit).
+Gains and leaf weights are those of ensembles.engine.splitting (criterion NEWTON).
 """
 
 import numpy as np
 from numba import njit
 
-from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
-from ensembles.engine.histogram import build_feature_histogram, sum_node_stats
-from ensembles.engine.splitting import NEWTON, best_threshold, leaf_value, node_impurity
+from ensembles.engine.binning import N_BIN_SLOTS
+from ensembles.engine.histogram import build_node_histogram, subtract_histogram, sum_node_stats
+from ensembles.engine.partition import partition_rows
+from ensembles.engine.splitting import NEWTON, best_threshold, leaf_value
 from ensembles.engine.tree import LEAF
 
-PURE_IMPURITY = 1e-12
+DEPTHWISE = 0
+LOSSGUIDE = 1
+TIE_TOLERANCE = 1e-10
 
 
-@njit(cache=True, nogil=True)
-def grow_depth_first(codes, stats, rows, n_bins, criterion, max_depth, min_samples_split,
-                     min_samples_leaf, min_child_weight, reg_lambda, reg_alpha, min_split_gain,
-                     max_features, seed):
-    """Grow one tree; returns its node arrays (see ensembles.engine.tree.Tree).
+@njit(cache=True)
+def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_depth, max_leaves,
+                       reg_lambda, reg_alpha, gamma, min_child_weight, min_samples_leaf,
+                       min_split_gain, node_feature_fraction, seed):
+    """Grow one tree on stats = (g, h) per row; returns its node arrays (see tree.Tree).
 
-    codes: uint8 (n_samples, n_features); stats: float64 (n_samples, n_stats) per-sample
-    statistics; rows: int32 indices of the rows to use (bootstrap: rows with weight > 0).
-    A node becomes a leaf at max_depth, below min_samples_split rows, when pure, or when no
-    admissible split has gain > min_split_gain.
+    rows: int32 rows of this tree (after subsampling); features: sorted int32 columns it may
+    use (after colsample_bytree); node_feature_fraction: colsample_bynode.
     """
     np.random.seed(seed)
-    n_features = codes.shape[1]
-    n_stats = stats.shape[1]
-    n_outputs = 1 if criterion == NEWTON else n_stats
+    n_channels = stats.shape[1] + 1
     n_rows = rows.shape[0]
-    capacity = 2 * n_rows + 1
-    if max_depth >= 0 and max_depth < 30:
-        capacity = min(capacity, 2 ** (max_depth + 1))
+    n_used = features.shape[0]
+    leaf_bound = max(n_rows, 1)
+    if max_leaves > 0:
+        leaf_bound = min(leaf_bound, max_leaves)
+    if 0 < max_depth < 31:
+        leaf_bound = min(leaf_bound, 2 ** max_depth)
+    capacity = 2 * leaf_bound - 1
 
     feature = np.full(capacity, LEAF, dtype=np.int32)
     threshold_bin = np.zeros(capacity, dtype=np.int32)
     missing_left = np.zeros(capacity, dtype=np.bool_)
     left_child = np.full(capacity, LEAF, dtype=np.int32)
     right_child = np.full(capacity, LEAF, dtype=np.int32)
-    value = np.zeros((capacity, n_outputs))
     gain = np.zeros(capacity)
-    n_node_samples = np.zeros(capacity, dtype=np.int32)
-    node_sums = np.zeros((capacity, n_stats + 1))
+    node_start = np.zeros(capacity, dtype=np.int32)
+    node_stop = np.zeros(capacity, dtype=np.int32)
+    node_depth = np.zeros(capacity, dtype=np.int32)
+    node_sums = np.zeros((capacity, n_channels))
+    node_slot = np.full(capacity, -1, dtype=np.int32)
+    is_open = np.zeros(capacity, dtype=np.bool_)
+    best_gain = np.full(capacity, -np.inf)
+    best_feature = np.full(capacity, -1, dtype=np.int32)
+    best_bin = np.zeros(capacity, dtype=np.int32)
+    best_missing_left = np.zeros(capacity, dtype=np.bool_)
 
+    pool = np.zeros((leaf_bound, n_used, N_BIN_SLOTS, n_channels))
+    free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
+    n_free = pool.shape[0]
     partition = rows.copy()
     scratch = np.empty_like(partition)
-    hist = np.zeros((N_BIN_SLOTS, n_stats + 1))
-    left_scratch = np.zeros(n_stats + 1)
-    right_scratch = np.zeros(n_stats + 1)
-    feature_order = np.arange(n_features)
+    left_scratch = np.zeros(n_channels)
+    right_scratch = np.zeros(n_channels)
+    node_features = np.zeros(n_used, dtype=np.bool_)
 
-    stack_node = np.zeros(capacity, dtype=np.int32)
-    stack_start = np.zeros(capacity, dtype=np.int32)
-    stack_stop = np.zeros(capacity, dtype=np.int32)
-    stack_depth = np.zeros(capacity, dtype=np.int32)
-    stack_size = 1
-    stack_stop[0] = n_rows
+    node_stop[0] = n_rows
     sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
     n_nodes = 1
+    n_leaves = 1
+    if _may_split(n_rows, 0, max_depth, min_samples_leaf):
+        n_free -= 1
+        node_slot[0] = free_slots[n_free]
+        build_node_histogram(codes, partition, 0, n_rows, stats, features, pool[node_slot[0]])
+        _find_best_split(pool[node_slot[0]], n_bins, features, node_sums[0], reg_lambda,
+                         reg_alpha, min_child_weight, min_samples_leaf, node_feature_fraction,
+                         node_features, left_scratch, right_scratch, 0, best_gain, best_feature,
+                         best_bin, best_missing_left)
+        is_open[0] = True
 
-    while stack_size > 0:
-        stack_size -= 1
-        node = stack_node[stack_size]
-        start = stack_start[stack_size]
-        stop = stack_stop[stack_size]
-        depth = stack_depth[stack_size]
-        sums = node_sums[node]
-        n_node = stop - start
-        n_node_samples[node] = n_node
-        leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, value[node])
-
-        if ((max_depth >= 0 and depth >= max_depth) or n_node < min_samples_split
-                or n_node < 2 * min_samples_leaf
-                or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
+    cursor = 0
+    while True:
+        node = _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor)
+        if node < 0:
+            break
+        cursor = node
+        is_open[node] = False
+        slot = node_slot[node]
+        node_slot[node] = -1
+        split_ok = (best_feature[node] >= 0 and best_gain[node] > min_split_gain
+                    and best_gain[node] >= gamma and (max_leaves <= 0 or n_leaves < max_leaves))
+        if not split_ok:
+            free_slots[n_free] = slot
+            n_free += 1
             continue
 
-        best_gain = -np.inf
-        best_feature = -1
-        best_bin = -1
-        best_missing_left = False
-        n_scored = 0
-        for i in range(n_features):
-            j = i + np.random.randint(n_features - i)
-            f = feature_order[j]
-            feature_order[j] = feature_order[i]
-            feature_order[i] = f
-            build_feature_histogram(codes[:, f], partition, start, stop, stats, hist)
-            if _is_constant(hist, n_bins[f], n_stats, n_node):
-                continue
-            split_gain, split_bin, split_missing_left = best_threshold(
-                hist, n_bins[f], sums, criterion, reg_lambda, reg_alpha, min_samples_leaf,
-                min_child_weight, left_scratch, right_scratch)
-            if split_gain > best_gain:
-                best_gain = split_gain
-                best_feature = f
-                best_bin = split_bin
-                best_missing_left = split_missing_left
-            n_scored += 1
-            if n_scored >= max_features:
-                break
-
-        if best_feature < 0 or not best_gain > min_split_gain:
-            continue
-
-        n_left = _partition_rows(codes[:, best_feature], partition, scratch, start, stop,
-                                 best_bin, best_missing_left)
+        start = node_start[node]
+        stop = node_stop[node]
+        f = best_feature[node]
+        n_left = partition_rows(codes[:, f], partition, scratch, start, stop, best_bin[node],
+                                best_missing_left[node])
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
-        feature[node] = best_feature
-        threshold_bin[node] = best_bin
-        missing_left[node] = best_missing_left
+        n_leaves += 1
+        feature[node] = f
+        threshold_bin[node] = best_bin[node]
+        missing_left[node] = best_missing_left[node]
         left_child[node] = left_id
         right_child[node] = right_id
-        gain[node] = best_gain
+        gain[node] = best_gain[node]
+        node_start[left_id] = start
+        node_stop[left_id] = start + n_left
+        node_start[right_id] = start + n_left
+        node_stop[right_id] = stop
+        node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
         sum_node_stats(partition, start, start + n_left, stats, node_sums[left_id])
-        for c in range(n_stats + 1):
-            node_sums[right_id, c] = sums[c] - node_sums[left_id, c]
+        node_sums[right_id] = node_sums[node] - node_sums[left_id]
 
-        middle = start + n_left
-        stack_node[stack_size], stack_node[stack_size + 1] = right_id, left_id
-        stack_start[stack_size], stack_start[stack_size + 1] = middle, start
-        stack_stop[stack_size], stack_stop[stack_size + 1] = stop, middle
-        stack_depth[stack_size] = stack_depth[stack_size + 1] = depth + 1
-        stack_size += 2
+        child_depth = node_depth[node] + 1
+        left_may = _may_split(n_left, child_depth, max_depth, min_samples_leaf)
+        right_may = _may_split(stop - start - n_left, child_depth, max_depth, min_samples_leaf)
+        if not (left_may or right_may):
+            free_slots[n_free] = slot
+            n_free += 1
+            continue
+        smaller, larger = (left_id, right_id) if n_left <= stop - start - n_left else \
+            (right_id, left_id)
+        n_free -= 1
+        node_slot[smaller] = free_slots[n_free]
+        node_slot[larger] = slot
+        build_node_histogram(codes, partition, node_start[smaller], node_stop[smaller], stats,
+                             features, pool[node_slot[smaller]])
+        subtract_histogram(pool[slot], pool[node_slot[smaller]])
+        for child, child_may in ((left_id, left_may), (right_id, right_may)):
+            if child_may:
+                _find_best_split(pool[node_slot[child]], n_bins, features, node_sums[child],
+                                 reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
+                                 node_feature_fraction, node_features, left_scratch,
+                                 right_scratch, child, best_gain, best_feature, best_bin,
+                                 best_missing_left)
+                is_open[child] = True
+            else:
+                free_slots[n_free] = node_slot[child]
+                n_free += 1
+                node_slot[child] = -1
 
-    hessian_or_weight = node_sums[:n_nodes, 1] if criterion == NEWTON else \
-        node_sums[:n_nodes, :n_stats].sum(axis=1)
+    value = np.zeros((n_nodes, 1))
+    for node in range(n_nodes):
+        leaf_value(node_sums[node], 2, NEWTON, reg_lambda, reg_alpha, value[node])
+    n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
     return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
             missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
-            right_child[:n_nodes].copy(), value[:n_nodes].copy(), gain[:n_nodes].copy(),
-            n_node_samples[:n_nodes].copy(), hessian_or_weight.copy())
+            right_child[:n_nodes].copy(), value, gain[:n_nodes].copy(), n_node_samples,
+            node_sums[:n_nodes, 1].copy())
 
 
-@njit(cache=True, nogil=True)
-def _is_constant(hist, n_bins, n_stats, n_node):
-    """True when every node row falls in a single bin (the missing bin included)."""
-    if hist[MISSING_BIN, n_stats] == n_node:
-        return True
-    for b in range(n_bins):
-        if hist[b, n_stats] > 0.0:
-            return hist[b, n_stats] == n_node
-    return True
+@njit(cache=True)
+def _may_split(n_node_rows, depth, max_depth, min_samples_leaf):
+    return (max_depth <= 0 or depth < max_depth) and n_node_rows >= 2 * max(min_samples_leaf, 1)
 
 
-@njit(cache=True, nogil=True)
-def _partition_rows(column, partition, scratch, start, stop, threshold_bin, missing_left):
-    """Stable in-place partition of rows[start:stop]: rows going left first; returns their count."""
-    n_left = 0
-    n_right = 0
-    for position in range(start, stop):
-        row = partition[position]
-        code = column[row]
-        goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin
-        if goes_left:
-            partition[start + n_left] = row
-            n_left += 1
-        else:
-            scratch[n_right] = row
-            n_right += 1
-    for k in range(n_right):
-        partition[start + n_left + k] = scratch[k]
-    return n_left
+@njit(cache=True)
+def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
+    """DEPTHWISE: the oldest open node; LOSSGUIDE: the open node of largest gain (oldest on ties)."""
+    if grow_policy == DEPTHWISE:
+        for node in range(cursor, n_nodes):
+            if is_open[node]:
+                return node
+        return -1
+    chosen = -1
+    for node in range(n_nodes):
+        if is_open[node] and (chosen < 0 or best_gain[node] > best_gain[chosen]):
+            chosen = node
+    return chosen
+
+
+@njit(cache=True)
+def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_child_weight,
+                     min_samples_leaf, node_feature_fraction, node_features, left, right, node,
+                     best_gain, best_feature, best_bin, best_missing_left):
+    """Best (gain, feature, bin, missing side) of a node over its features, stored at `node`.
+
+    Features are scanned in increasing index and a later one must be better by more than the
+    rounding of a histogram sum (TIE_TOLERANCE, relative), so that two features inducing the
+    same partition tie, and ties go to the smaller index, as in XGBoost. colsample_bynode
+    draws the node's features first.
+    """
+    n_used = features.shape[0]
+    node_features[:] = True
+    if node_feature_fraction < 1.0:
+        n_draw = max(1, int(node_feature_fraction * n_used))
+        order = np.random.permutation(n_used)
+        node_features[:] = False
+        node_features[order[:n_draw]] = True
+    best_gain[node] = -np.inf
+    best_feature[node] = -1
+    for k in range(n_used):
+        if not node_features[k]:
+            continue
+        f = features[k]
+        split_gain, split_bin, split_missing_left = best_threshold(
+            hist[k], n_bins[f], sums, NEWTON, reg_lambda, reg_alpha, min_samples_leaf,
+            min_child_weight, left, right)
+        if split_bin >= 0 and (best_feature[node] < 0 or split_gain > best_gain[node]
+                               + TIE_TOLERANCE * abs(best_gain[node])):
+            best_gain[node] = split_gain
+            best_feature[node] = f
+            best_bin[node] = split_bin
+            best_missing_left[node] = split_missing_left

@@ -9,7 +9,7 @@ Layout of a feature histogram, `hist[bin, channel]` (float64, N_BIN_SLOTS x (n_s
 `rows[start:stop]` is the node's slice of the partition array of sample indices.
 """
 
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, nogil=True)
@@ -35,3 +35,21 @@ def sum_node_stats(rows, start, stop, stats, out):
         for channel in range(n_stats):
             out[channel] += stats[row, channel]
     out[n_stats] = stop - start
+
+
+@njit(cache=True, parallel=True)
+def build_node_histogram(codes, rows, start, stop, stats, features, hist):
+    """hist[k] = histogram of feature features[k] over the node rows, one feature per thread.
+
+    hist: (n_features_used, N_BIN_SLOTS, n_stats + 1). Each feature is summed serially in row
+    order, so the result does not depend on the number of threads.
+    """
+    for k in prange(features.shape[0]):
+        build_feature_histogram(codes[:, features[k]], rows, start, stop, stats, hist[k])
+
+
+@njit(cache=True, parallel=True)
+def subtract_histogram(parent, child):
+    """parent -= child, in place: the sibling's histogram without a pass over its rows."""
+    for k in prange(parent.shape[0]):
+        parent[k] -= child[k]

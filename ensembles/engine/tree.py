@@ -27,6 +27,14 @@ class Tree:
     n_samples: np.ndarray  # int32, training rows reaching the node
     weight: np.ndarray  # float64, their weight (hessian) sum
 
+    @classmethod
+    def from_grown(cls, arrays: tuple, bin_mapper, scale: float = 1.0) -> "Tree":
+        """A Tree from a grower's arrays (feature, threshold_bin, missing_left, left, right,
+        value, gain, n_samples, weight), its leaf values multiplied by `scale` (shrinkage)."""
+        feature, threshold_bin, missing_left, left, right, value, gain, n_samples, weight = arrays
+        return cls(feature, threshold_bin, bin_mapper.raw_thresholds(feature, threshold_bin),
+                   missing_left, left, right, value * scale, gain, n_samples, weight)
+
     @property
     def n_leaves(self) -> int:
         return int(np.count_nonzero(self.feature == LEAF))
@@ -48,6 +56,11 @@ class Tree:
         _add_leaf_values_binned(self.feature, self.threshold_bin, self.missing_left, self.left,
                                 self.right, self.value, codes, 1.0, out)
         return out
+
+    def apply_binned(self, codes: np.ndarray) -> np.ndarray:
+        """Index of the leaf each row of binned `codes` falls in."""
+        return _leaf_index_binned(self.feature, self.threshold_bin, self.missing_left, self.left,
+                                  self.right, codes)
 
     def add_to(self, X: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:
         """out += scale * leaf values: the in-place sum an ensemble prediction is made of."""
@@ -77,8 +90,8 @@ def _add_leaf_values_raw(feature, threshold, missing_left, left, right, value, X
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, value, codes,
-                            scale, out):
+def _leaf_index_binned(feature, threshold_bin, missing_left, left, right, codes):
+    leaf = np.empty(codes.shape[0], dtype=np.int32)
     for i in prange(codes.shape[0]):
         node = 0
         while feature[node] != LEAF:
@@ -88,8 +101,17 @@ def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, v
             else:
                 go_left = code <= threshold_bin[node]
             node = left[node] if go_left else right[node]
+        leaf[i] = node
+    return leaf
+
+
+@njit(cache=True, parallel=True)
+def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, value, codes,
+                            scale, out):
+    leaf = _leaf_index_binned(feature, threshold_bin, missing_left, left, right, codes)
+    for i in prange(codes.shape[0]):
         for k in range(value.shape[1]):
-            out[i, k] += scale * value[node, k]
+            out[i, k] += scale * value[leaf[i], k]
 
 
 @njit(cache=True)

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.grower import grow_depth_first
+from ensembles.engine.forest_grower import grow_depth_first
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.tree import Tree
 from ensembles.methods.validation import (
@@ -92,17 +92,7 @@ class _BaseForest(BaseEstimator):
             codes, unit_stats * weights[:, None], rows, self._bin_mapper.n_bins_, criterion,
             -1 if self.max_depth is None else self.max_depth, self.min_samples_split,
             self.min_samples_leaf, 0.0, 0.0, 0.0, -np.inf, n_candidates, seed)
-        feature, threshold_bin = arrays[0], arrays[1]
-        return Tree(feature, threshold_bin, self._raw_thresholds(feature, threshold_bin),
-                    *arrays[2:]), counts
-
-    def _raw_thresholds(self, feature, threshold_bin):
-        internal = feature >= 0
-        thresholds = np.full(feature.shape, np.nan)
-        edges = self._bin_mapper.bin_edges_
-        thresholds[internal] = [edges[f][b] for f, b in zip(feature[internal],
-                                                            threshold_bin[internal])]
-        return thresholds
+        return Tree.from_grown(arrays, self._bin_mapper), counts
 
     def _mean_tree_output(self, X):
         check_is_fitted(self, "estimators_")

@@ -1,0 +1,269 @@
+"""Pluggable losses: gradient, hessian, initial score, link and leaf refit, one class each.
+
+A loss sees y coded as the booster needs it (regression: float; binary: 0/1; multiclass:
+0..K-1) and the raw scores F (n_samples, n_outputs). Newton boosting fits each tree to
+g = dl/dF and h = d2l/dF2 (CSC411 GBT notes, "Taylor Expansion Approximation of Loss").
+Losses whose hessian carries no curvature (absolute, huber, quantile) also re-fit each leaf
+on the loss itself after the tree is grown, as MART does (Friedman 2001, Algorithm 3-5).
+"""
+
+import numpy as np
+from scipy.special import expit, logit, softmax
+
+HESSIAN_FLOOR = 1e-16
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """The smallest value whose cumulative weight reaches q of the total (inverted CDF)."""
+    return float(np.quantile(values, q, weights=weights, method="inverted_cdf"))
+
+
+class Loss:
+    """Interface of a loss; subclasses set `name`, `tasks` and the math."""
+
+    name = ""
+    tasks: tuple[str, ...] = ()
+    refits_leaves = False
+
+    def n_outputs(self, n_classes: int) -> int:
+        return 1
+
+    def check_target(self, y: np.ndarray) -> None:
+        """Raise ValueError when y is outside the loss's domain."""
+
+    def init_raw(self, y: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """argmin_F sum_i w_i l(y_i, F): the best constant raw score."""
+        raise NotImplementedError
+
+    def raw_from_output(self, base_score: float, n_outputs: int) -> np.ndarray:
+        """The raw score of a prediction `base_score` in the output space (inverse link)."""
+        return np.full(n_outputs, float(base_score))
+
+    def gradient_hessian(self, y: np.ndarray, raw: np.ndarray):
+        raise NotImplementedError
+
+    def loss(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> float:
+        """Weighted mean loss (the validation score of early stopping)."""
+        raise NotImplementedError
+
+    def output(self, raw: np.ndarray) -> np.ndarray:
+        """Predictions in the output space: values, or class probabilities (n, K)."""
+        return raw[:, 0]
+
+    def refit_leaf(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> float:
+        """argmin_c sum_i w_i l(y_i, F_i + c) over one leaf's rows."""
+        raise NotImplementedError
+
+
+class SquaredLoss(Loss):
+    """l = (y - F)^2 / 2; g = F - y, h = 1."""
+
+    name = "squared"
+    tasks = ("regression",)
+
+    def init_raw(self, y, weight):
+        return np.array([np.average(y, weights=weight)])
+
+    def gradient_hessian(self, y, raw):
+        return raw - y[:, None], np.ones_like(raw)
+
+    def loss(self, y, raw, weight):
+        return float(np.average(0.5 * (y - raw[:, 0]) ** 2, weights=weight))
+
+
+class AbsoluteLoss(Loss):
+    """l = |y - F|; g = sign(F - y), h = 1; leaves re-fit to the weighted median residual."""
+
+    name = "absolute"
+    tasks = ("regression",)
+    refits_leaves = True
+
+    def init_raw(self, y, weight):
+        return np.array([weighted_quantile(y, weight, 0.5)])
+
+    def gradient_hessian(self, y, raw):
+        return np.sign(raw - y[:, None]), np.ones_like(raw)
+
+    def loss(self, y, raw, weight):
+        return float(np.average(np.abs(y - raw[:, 0]), weights=weight))
+
+    def refit_leaf(self, y, raw, weight):
+        return weighted_quantile(y - raw, weight, 0.5)
+
+
+class QuantileLoss(Loss):
+    """Pinball loss l = alpha (y - F) if y > F else (1 - alpha)(F - y); g = 1 - alpha or -alpha,
+    h = 1; leaves re-fit to the weighted alpha-quantile of the residuals."""
+
+    name = "quantile"
+    tasks = ("regression",)
+    refits_leaves = True
+
+    def __init__(self, alpha: float = 0.5):
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"quantile loss needs 0 < alpha < 1, got {alpha}")
+        self.alpha = alpha
+
+    def init_raw(self, y, weight):
+        return np.array([weighted_quantile(y, weight, self.alpha)])
+
+    def gradient_hessian(self, y, raw):
+        above = y[:, None] > raw
+        return np.where(above, -self.alpha, 1.0 - self.alpha), np.ones_like(raw)
+
+    def loss(self, y, raw, weight):
+        residual = y - raw[:, 0]
+        pinball = np.where(residual > 0, self.alpha * residual, (self.alpha - 1.0) * residual)
+        return float(np.average(pinball, weights=weight))
+
+    def refit_leaf(self, y, raw, weight):
+        return weighted_quantile(y - raw, weight, self.alpha)
+
+
+class HuberLoss(Loss):
+    """l = r^2/2 for |r| <= delta, delta (|r| - delta/2) beyond (r = y - F); g = -clip(r, delta),
+    h = 1; leaves re-fit by Friedman's one-step M-estimate (median + mean clipped deviation)."""
+
+    name = "huber"
+    tasks = ("regression",)
+    refits_leaves = True
+
+    def __init__(self, delta: float = 1.0):
+        if not delta > 0.0:
+            raise ValueError(f"huber loss needs delta > 0, got {delta}")
+        self.delta = delta
+
+    def init_raw(self, y, weight):
+        return np.array([weighted_quantile(y, weight, 0.5)])
+
+    def gradient_hessian(self, y, raw):
+        return -np.clip(y[:, None] - raw, -self.delta, self.delta), np.ones_like(raw)
+
+    def loss(self, y, raw, weight):
+        r = np.abs(y - raw[:, 0])
+        huber = np.where(r <= self.delta, 0.5 * r**2, self.delta * (r - 0.5 * self.delta))
+        return float(np.average(huber, weights=weight))
+
+    def refit_leaf(self, y, raw, weight):
+        residual = y - raw
+        median = weighted_quantile(residual, weight, 0.5)
+        deviation = np.clip(residual - median, -self.delta, self.delta)
+        return median + float(np.average(deviation, weights=weight))
+
+
+class PoissonLoss(Loss):
+    """Negative log-likelihood with log link, l = exp(F) - y F; g = exp(F) - y, h = exp(F)."""
+
+    name = "poisson"
+    tasks = ("regression",)
+
+    def check_target(self, y):
+        if np.any(y < 0) or not np.sum(y) > 0:
+            raise ValueError("poisson loss needs y >= 0 with a positive sum")
+
+    def init_raw(self, y, weight):
+        return np.array([np.log(np.average(y, weights=weight))])
+
+    def raw_from_output(self, base_score, n_outputs):
+        return np.full(n_outputs, np.log(base_score))
+
+    def gradient_hessian(self, y, raw):
+        mean = np.exp(raw)
+        return mean - y[:, None], mean
+
+    def loss(self, y, raw, weight):
+        return float(np.average(np.exp(raw[:, 0]) - y * raw[:, 0], weights=weight))
+
+    def output(self, raw):
+        return np.exp(raw[:, 0])
+
+
+class LogisticLoss(Loss):
+    """Binomial deviance with p = sigmoid(F): l = -y log p - (1-y) log(1-p) (CSC411 notes);
+    g = p - y, h = p (1 - p)."""
+
+    name = "logistic"
+    tasks = ("binary",)
+
+    def init_raw(self, y, weight):
+        return np.array([logit(np.average(y, weights=weight))])
+
+    def raw_from_output(self, base_score, n_outputs):
+        return np.full(n_outputs, logit(base_score))
+
+    def gradient_hessian(self, y, raw):
+        p = expit(raw)
+        return p - y[:, None], np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
+
+    def loss(self, y, raw, weight):
+        return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
+
+    def output(self, raw):
+        p = expit(raw[:, 0])
+        return np.column_stack([1.0 - p, p])
+
+
+class ExponentialLoss(Loss):
+    """AdaBoost's loss l = exp(-y~ F), y~ = 2y - 1 in {-1, +1}; g = -y~ exp(-y~ F),
+    h = exp(-y~ F); p = sigmoid(2F) (Friedman, Hastie and Tibshirani 2000)."""
+
+    name = "exponential"
+    tasks = ("binary",)
+
+    def init_raw(self, y, weight):
+        return np.array([0.5 * logit(np.average(y, weights=weight))])
+
+    def raw_from_output(self, base_score, n_outputs):
+        return np.full(n_outputs, 0.5 * logit(base_score))
+
+    def gradient_hessian(self, y, raw):
+        signed = 2.0 * y[:, None] - 1.0
+        exp_margin = np.exp(-signed * raw)
+        return -signed * exp_margin, exp_margin
+
+    def loss(self, y, raw, weight):
+        return float(np.average(np.exp(-(2.0 * y - 1.0) * raw[:, 0]), weights=weight))
+
+    def output(self, raw):
+        p = expit(2.0 * raw[:, 0])
+        return np.column_stack([1.0 - p, p])
+
+
+class SoftmaxLoss(Loss):
+    """Multinomial deviance with p = softmax(F): one tree per class per round;
+    g_k = p_k - [y = k], h_k = p_k (1 - p_k) (the diagonal Newton step)."""
+
+    name = "softmax"
+    tasks = ("binary", "multiclass")
+
+    def n_outputs(self, n_classes):
+        return n_classes
+
+    def init_raw(self, y, weight):
+        priors = np.bincount(y, weights=weight) / weight.sum()
+        log_priors = np.log(np.maximum(priors, HESSIAN_FLOOR))
+        return log_priors - log_priors.mean()
+
+    def gradient_hessian(self, y, raw):
+        p = softmax(raw, axis=1)
+        one_hot = np.zeros_like(p)
+        one_hot[np.arange(len(y)), y] = 1.0
+        return p - one_hot, np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
+
+    def loss(self, y, raw, weight):
+        log_p = raw - np.logaddexp.reduce(raw, axis=1, keepdims=True)
+        return float(np.average(-log_p[np.arange(len(y)), y], weights=weight))
+
+    def output(self, raw):
+        return softmax(raw, axis=1)
+
+
+LOSSES = {cls.name: cls for cls in (SquaredLoss, AbsoluteLoss, HuberLoss, QuantileLoss,
+                                    LogisticLoss, ExponentialLoss, SoftmaxLoss, PoissonLoss)}
+
+
+def make_loss(name: str, **params) -> Loss:
+    """The loss called `name`, with its parameters (quantile: alpha; huber: delta)."""
+    if name not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose one of: {', '.join(LOSSES)}")
+    return LOSSES[name](**params)

@@ -1,0 +1,195 @@
+"""The Newton boosting loop shared by GBT, L2Boost and LogitBoost.
+
+Round m fits one tree per output k to the loss's (g, h) at the current raw scores and adds it
+with shrinkage eta: F_k <- F_k + eta f_mk (CSC411 GBT notes, "Recap: Boosted Tree
+Algorithm"; leaf w* = -G / (H + lambda), split gain from the structure score).
+"""
+
+import dataclasses
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ensembles.engine.binning import BinMapper
+from ensembles.engine.grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
+from ensembles.engine.tree import Tree
+from ensembles.methods.validation import validate_prediction_data
+
+GROW_POLICIES = {"depthwise": DEPTHWISE, "lossguide": LOSSGUIDE}
+SEED_RANGE = np.iinfo(np.int32).max
+XGBOOST_MIN_SPLIT_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeParams:
+    """How each tree is grown (meanings as in XGBoost)."""
+
+    grow_policy: str = "depthwise"
+    max_depth: int = 6
+    max_leaves: int = 0
+    reg_lambda: float = 1.0
+    reg_alpha: float = 0.0
+    gamma: float = 0.0
+    min_child_weight: float = 1.0
+    min_child_samples: int = 1
+    min_split_gain: float = XGBOOST_MIN_SPLIT_GAIN
+    colsample_bytree: float = 1.0
+    colsample_bynode: float = 1.0
+
+    def validate(self) -> None:
+        if self.grow_policy not in GROW_POLICIES:
+            raise ValueError(f"unknown grow_policy {self.grow_policy!r}; choose one of: "
+                             f"{', '.join(GROW_POLICIES)}")
+        if self.max_depth < 0 or self.max_leaves < 0:
+            raise ValueError("max_depth and max_leaves must be >= 0 (0: no limit)")
+        if self.max_depth == 0 and self.max_leaves == 0:
+            raise ValueError("max_depth=0 (no depth limit) needs max_leaves > 0")
+        for name in ("reg_lambda", "reg_alpha", "gamma", "min_child_weight"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("colsample_bytree", "colsample_bynode"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+
+
+class NewtonBoosting:
+    """Mixin for estimators: `_boost` fits, `_raw_predict` / `_staged_raw_predict` predict.
+
+    The subclass provides n_estimators, learning_rate, subsample, max_bins, base_score,
+    early_stopping_rounds, validation_fraction, random_state as parameters, and
+    `_tree_params()` and `_combine_round(update)` (identity unless the method recentres
+    a round's class outputs, as J-class LogitBoost does).
+    """
+
+    def _combine_round(self, update: np.ndarray) -> np.ndarray:
+        return update
+
+    def _check_boosting_params(self) -> None:
+        if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
+        if not 0.0 < self.subsample <= 1.0:
+            raise ValueError(f"subsample must be in (0, 1], got {self.subsample!r}")
+        if self.early_stopping_rounds is not None and not (
+                self.early_stopping_rounds >= 1 and 0.0 < self.validation_fraction < 1.0):
+            raise ValueError("early stopping needs early_stopping_rounds >= 1 and "
+                             "0 < validation_fraction < 1")
+
+    def _boost(self, X, y, sample_weight, loss, n_outputs, stratify=None):
+        """Fit the rounds; sets init_raw_, trees_ (rounds x outputs), train_score_ and, with
+        early stopping, validation_score_ and best_iteration_."""
+        self._check_boosting_params()
+        tree_params = self._tree_params()
+        tree_params.validate()
+        rng = check_random_state(self.random_state)
+        X_val = y_val = w_val = None
+        if self.early_stopping_rounds is not None:
+            X, X_val, y, y_val, sample_weight, w_val = train_test_split(
+                X, y, sample_weight, test_size=self.validation_fraction, stratify=stratify,
+                random_state=rng.randint(SEED_RANGE))
+        self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
+        codes = self._bin_mapper.transform(X)
+        if self.base_score is None:
+            self.init_raw_ = loss.init_raw(y, sample_weight)
+        else:
+            self.init_raw_ = loss.raw_from_output(self.base_score, n_outputs)
+        raw = np.tile(self.init_raw_, (len(y), 1))
+        raw_val = None if X_val is None else np.tile(self.init_raw_, (len(y_val), 1))
+        codes_val = None if X_val is None else self._bin_mapper.transform(X_val)
+        active = np.flatnonzero(sample_weight > 0).astype(np.int32)
+        n_features = X.shape[1]
+        self.trees_, self.train_score_, self.validation_score_ = [], [], []
+        self.best_iteration_ = None
+        for _ in range(self.n_estimators):
+            grad, hess = loss.gradient_hessian(y, raw)
+            rows = active
+            if self.subsample < 1.0:
+                rows = active[rng.uniform(size=len(active)) < self.subsample]
+            features = np.arange(n_features, dtype=np.int32)
+            if tree_params.colsample_bytree < 1.0:
+                n_draw = max(1, int(tree_params.colsample_bytree * n_features))
+                features = np.sort(rng.choice(n_features, n_draw, replace=False)).astype(np.int32)
+            round_trees = []
+            for k in range(n_outputs):
+                stats = np.column_stack([grad[:, k] * sample_weight, hess[:, k] * sample_weight])
+                arrays = grow_gradient_tree(
+                    codes, stats, rows, self._bin_mapper.n_bins_, features,
+                    GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
+                    tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
+                    tree_params.gamma, tree_params.min_child_weight,
+                    tree_params.min_child_samples, tree_params.min_split_gain,
+                    tree_params.colsample_bynode, rng.randint(SEED_RANGE))
+                tree = Tree.from_grown(arrays, self._bin_mapper, self.learning_rate)
+                if loss.refits_leaves:
+                    tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,
+                                              rows)
+                round_trees.append(tree)
+            self.trees_.append(round_trees)
+            raw += self._round_update(round_trees, codes)
+            self.train_score_.append(loss.loss(y, raw, sample_weight))
+            if raw_val is not None:
+                raw_val += self._round_update(round_trees, codes_val)
+                self.validation_score_.append(loss.loss(y_val, raw_val, w_val))
+                if self._should_stop():
+                    break
+        if self.best_iteration_ is not None:
+            del self.trees_[self.best_iteration_ + 1:]
+        self.n_estimators_ = len(self.trees_)
+        return self
+
+    def _should_stop(self) -> bool:
+        """Early stopping: no better validation loss in the last early_stopping_rounds rounds."""
+        self.best_iteration_ = int(np.argmin(self.validation_score_))
+        return len(self.validation_score_) - 1 - self.best_iteration_ >= self.early_stopping_rounds
+
+    def _round_update(self, round_trees, codes):
+        update = np.column_stack([tree.predict_binned(codes)[:, 0] for tree in round_trees])
+        return self._combine_round(update)
+
+    def _refit_leaves(self, tree, loss, codes, y, raw, weight, rows):
+        """MART's line search per leaf: value = eta * argmin_c sum l(y, F + c) on the leaf's rows."""
+        leaf_of_row = tree.apply_binned(codes[rows])
+        value = tree.value.copy()
+        for leaf in np.unique(leaf_of_row):
+            in_leaf = rows[leaf_of_row == leaf]
+            value[leaf, 0] = self.learning_rate * loss.refit_leaf(y[in_leaf], raw[in_leaf],
+                                                                  weight[in_leaf])
+        return dataclasses.replace(tree, value=value)
+
+    def _staged_raw_predict(self, X):
+        """Raw scores after each round: F_0 + sum_{m <= M} combined round updates."""
+        check_is_fitted(self, "trees_")
+        X = validate_prediction_data(self, X)
+        raw = np.tile(self.init_raw_, (X.shape[0], 1))
+        for round_trees in self.trees_:
+            update = np.zeros_like(raw)
+            for k, tree in enumerate(round_trees):
+                update[:, k] = tree.predict(X)[:, 0]
+            raw = raw + self._combine_round(update)
+            yield raw
+
+    def _raw_predict(self, X):
+        check_is_fitted(self, "trees_")
+        X = validate_prediction_data(self, X)
+        total = np.zeros((X.shape[0], len(self.init_raw_)))
+        for round_trees in self.trees_:
+            for k, tree in enumerate(round_trees):
+                tree.add_to(X, total[:, k:k + 1])
+        return self.init_raw_ + self._combine_round(total)
+
+    @property
+    def feature_importances_(self):
+        """Total split gain per feature over all trees, normalized to sum 1 (gain importance)."""
+        check_is_fitted(self, "trees_")
+        gains = sum(tree.feature_gains(self.n_features_in_)
+                    for round_trees in self.trees_ for tree in round_trees)
+        total = np.sum(gains)
+        return gains / total if total > 0 else np.zeros(self.n_features_in_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

@@ -1,0 +1,157 @@
+"""Regularized gradient-boosted trees: XGBoost's second-order objective with shrinkage,
+row subsampling and column subsampling (CSC411 GBT notes; Chen and Guestrin 2016).
+
+Parameters have XGBoost's meaning; `base_score` is the initial prediction in the output space
+(None: the loss's best constant, estimated from the data).
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+
+from ensembles.engine.binning import MAX_BINS
+from ensembles.losses import make_loss
+from ensembles.methods.boosting import XGBOOST_MIN_SPLIT_GAIN, NewtonBoosting, TreeParams
+from ensembles.methods.validation import (
+    encode_classes,
+    validate_regression_target,
+    validate_training_data,
+)
+
+REGRESSION_LOSSES = ("squared", "absolute", "huber", "quantile", "poisson")
+CLASSIFICATION_LOSSES = ("logistic", "exponential", "softmax")
+
+
+class _BaseGBT(NewtonBoosting, BaseEstimator):
+    def __init__(self, *, loss, n_estimators=100, learning_rate=0.3, max_depth=6, max_leaves=0,
+                 grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
+                 min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
+                 early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
+                 n_jobs=None):
+        self.loss = loss
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.grow_policy = grow_policy
+        self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
+        self.gamma = gamma
+        self.min_child_weight = min_child_weight
+        self.min_child_samples = min_child_samples
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
+        self.max_bins = max_bins
+        self.base_score = base_score
+        self.early_stopping_rounds = early_stopping_rounds
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _tree_params(self) -> TreeParams:
+        return TreeParams(
+            grow_policy=self.grow_policy, max_depth=self.max_depth, max_leaves=self.max_leaves,
+            reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha, gamma=self.gamma,
+            min_child_weight=self.min_child_weight, min_child_samples=self.min_child_samples,
+            min_split_gain=XGBOOST_MIN_SPLIT_GAIN, colsample_bytree=self.colsample_bytree,
+            colsample_bynode=self.colsample_bynode)
+
+
+class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
+    """GBT for regression; loss one of squared, absolute, huber (`huber_delta`), quantile
+    (`quantile_alpha`), poisson."""
+
+    def __init__(self, *, loss="squared", quantile_alpha=0.5, huber_delta=1.0,
+                 n_estimators=100, learning_rate=0.3, max_depth=6, max_leaves=0,
+                 grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
+                 min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
+                 early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
+                 n_jobs=None):
+        super().__init__(
+            loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
+            max_depth=max_depth, max_leaves=max_leaves, grow_policy=grow_policy,
+            reg_lambda=reg_lambda, reg_alpha=reg_alpha, gamma=gamma,
+            min_child_weight=min_child_weight, min_child_samples=min_child_samples,
+            subsample=subsample, colsample_bytree=colsample_bytree,
+            colsample_bynode=colsample_bynode, max_bins=max_bins, base_score=base_score,
+            early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
+            random_state=random_state, n_jobs=n_jobs)
+        self.quantile_alpha = quantile_alpha
+        self.huber_delta = huber_delta
+
+    def fit(self, X, y, sample_weight=None):
+        X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
+        y = validate_regression_target(y)
+        if self.loss not in REGRESSION_LOSSES:
+            raise ValueError(f"loss {self.loss!r} is not a regression loss; choose one of: "
+                             f"{', '.join(REGRESSION_LOSSES)}")
+        params = {"quantile": {"alpha": self.quantile_alpha},
+                  "huber": {"delta": self.huber_delta}}.get(self.loss, {})
+        self._loss = make_loss(self.loss, **params)
+        self._loss.check_target(y)
+        return self._boost(X, y, sample_weight, self._loss, 1)
+
+    def predict(self, X):
+        return self._loss.output(self._raw_predict(X))
+
+    def staged_predict(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield self._loss.output(raw)
+
+
+class GradientBoostingClassifier(ClassifierMixin, _BaseGBT):
+    """GBT for classification; loss logistic or exponential (binary) or softmax (one tree per
+    class per round). loss=None picks logistic for two classes, softmax for more."""
+
+    def __init__(self, *, loss=None, n_estimators=100, learning_rate=0.3, max_depth=6,
+                 max_leaves=0, grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0,
+                 gamma=0.0, min_child_weight=1.0, min_child_samples=1, subsample=1.0,
+                 colsample_bytree=1.0, colsample_bynode=1.0, max_bins=MAX_BINS,
+                 base_score=None, early_stopping_rounds=None, validation_fraction=0.1,
+                 random_state=None, n_jobs=None):
+        super().__init__(
+            loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
+            max_depth=max_depth, max_leaves=max_leaves, grow_policy=grow_policy,
+            reg_lambda=reg_lambda, reg_alpha=reg_alpha, gamma=gamma,
+            min_child_weight=min_child_weight, min_child_samples=min_child_samples,
+            subsample=subsample, colsample_bytree=colsample_bytree,
+            colsample_bynode=colsample_bynode, max_bins=max_bins, base_score=base_score,
+            early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
+            random_state=random_state, n_jobs=n_jobs)
+
+    def fit(self, X, y, sample_weight=None):
+        X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
+        self.classes_, codes = encode_classes(y)
+        n_classes = len(self.classes_)
+        name = self.loss if self.loss is not None else (
+            "logistic" if n_classes == 2 else "softmax")
+        if name not in CLASSIFICATION_LOSSES:
+            raise ValueError(f"loss {name!r} is not a classification loss; choose one of: "
+                             f"{', '.join(CLASSIFICATION_LOSSES)}")
+        self._loss = make_loss(name)
+        if n_classes > 2 and "multiclass" not in self._loss.tasks:
+            raise ValueError(f"loss {name!r} is binary but y has {n_classes} classes; "
+                             "use loss='softmax'")
+        return self._boost(X, codes, sample_weight, self._loss, self._loss.n_outputs(n_classes),
+                           stratify=codes)
+
+    def decision_function(self, X):
+        raw = self._raw_predict(X)
+        return raw[:, 0] if raw.shape[1] == 1 else raw
+
+    def predict_proba(self, X):
+        return self._loss.output(self._raw_predict(X))
+
+    def predict(self, X):
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def staged_predict_proba(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield self._loss.output(raw)
+
+    def staged_predict(self, X):
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[np.argmax(proba, axis=1)]
