@@ -97,10 +97,10 @@ class _BaseForest(BaseEstimator):
     def _mean_tree_output(self, X):
         check_is_fitted(self, "estimators_")
         X = validate_prediction_data(self, X)
-        out = np.zeros((X.shape[0], self.estimators_[0].value.shape[1]))
+        total = np.zeros((X.shape[0], self.estimators_[0].value.shape[1]))
         for tree in self.estimators_:
-            tree.add_to(X, out, 1.0 / len(self.estimators_))
-        return out
+            tree.add_to(X, total)
+        return total / len(self.estimators_)
 
     def _oob_mean_output(self, codes, counts_per_tree):
         """Mean tree output over the trees whose bootstrap left the row out (NaN if none did)."""
@@ -153,7 +153,10 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         return one_hot, CLASSIFICATION_CRITERIA[self.criterion]
 
     def predict_proba(self, X):
-        return self._mean_tree_output(X)
+        """Mean of the trees' class frequencies, each row rescaled to sum to 1 exactly (so
+        that no probability exceeds 1 by rounding)."""
+        proba = self._mean_tree_output(X)
+        return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X):
         proba = self.predict_proba(X)

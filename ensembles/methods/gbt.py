@@ -94,7 +94,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
         return self._boost(X, y, sample_weight, self._loss, 1)
 
     def predict(self, X):
-        return self._loss.output(self._raw_predict(X))
+        raw = self._raw_predict(X)
+        return self._loss.output(raw)
 
     def staged_predict(self, X):
         for raw in self._staged_raw_predict(X):
@@ -142,7 +143,8 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGBT):
         return raw[:, 0] if raw.shape[1] == 1 else raw
 
     def predict_proba(self, X):
-        return self._loss.output(self._raw_predict(X))
+        raw = self._raw_predict(X)
+        return self._loss.output(raw)
 
     def predict(self, X):
         proba = self.predict_proba(X)

@@ -72,6 +72,13 @@ def test_feature_importances_rank_like_sklearn():
     assert spearmanr(ours.feature_importances_, theirs.feature_importances_).statistic > 0.85
 
 
+def test_probabilities_are_a_distribution():
+    X, y = load_breast_cancer(return_X_y=True)
+    proba = RandomForestClassifier(random_state=0).fit(X, y).predict_proba(X)
+    assert proba.max() <= 1.0 and proba.min() >= 0.0
+    assert np.array_equal(proba.sum(axis=1), np.ones(len(X)))
+
+
 def test_zero_weight_equals_dropping_the_rows():
     X, y = load_wine(return_X_y=True)
     weight = np.ones(len(y))

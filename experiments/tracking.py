@@ -1,0 +1,190 @@
+"""MLflow bookkeeping: the store, a job's identity (run_key), what a run logs, and the sweep
+callback that prepares the store once and reports failed jobs."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import traceback
+import uuid
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import mlflow
+import numpy as np
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
+ERROR_MAX_CHARS = 500
+
+
+def tracking_uri(configured: str | None) -> str:
+    """The configured URI, else env MLFLOW_TRACKING_URI, else sqlite:///<project>/mlflow.db."""
+    return (
+        configured
+        or os.environ.get("MLFLOW_TRACKING_URI")
+        or f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
+    )
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a sqlite:///FILE URI (FILE relative or, with a 4th slash, absolute);
+    None for other stores."""
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix) or uri[len(prefix) :] in ("", ":memory:"):
+        return None
+    return Path(unquote(uri[len(prefix) :])).resolve()
+
+
+def open_experiment(cfg: DictConfig) -> str:
+    """Point MLflow at the store of the `mlflow` config node and return the id of its experiment,
+    created if needed; a sqlite store keeps its artifacts beside it in mlartifacts/<name>."""
+    uri = tracking_uri(cfg.tracking_uri)
+    mlflow.set_tracking_uri(uri)
+    experiment = mlflow.get_experiment_by_name(cfg.experiment_name)
+    if experiment is not None:
+        return experiment.experiment_id
+    database = _sqlite_path(uri)
+    artifacts = None
+    if database is not None:
+        artifacts = (database.parent / "mlartifacts" / cfg.experiment_name).as_uri()
+    return mlflow.create_experiment(cfg.experiment_name, artifact_location=artifacts)
+
+
+def job_config(cfg: DictConfig) -> dict[str, Any]:
+    """The resolved job config without the tracking settings (`mlflow`, `resume`)."""
+    container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    return {key: value for key, value in container.items() if key not in ("mlflow", "resume")}
+
+
+def run_key(cfg: DictConfig) -> str:
+    """sha256 of the job config as sorted JSON: equal for two jobs that compute the same thing."""
+    text = json.dumps(job_config(cfg), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def has_ok_run(experiment_id: str, key: str) -> bool:
+    """Whether the experiment already holds a run with this run_key and status ok."""
+    runs = mlflow.search_runs(
+        experiment_ids=[experiment_id],
+        filter_string=f"tags.run_key = '{key}' and tags.status = 'ok'",
+        max_results=1,
+        output_format="list",
+    )
+    return len(runs) > 0
+
+
+@lru_cache(maxsize=1)
+def git_commit() -> str:
+    """HEAD of the project's git repository, "unknown" outside one or before its first commit."""
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return result.stdout.strip()
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}} -> {"a.b": 1}."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def log_job(cfg: DictConfig, key: str) -> None:
+    """Tags that identify the job, the flattened config as params, config.yaml as an artifact."""
+    tags = {
+        "dataset": cfg.dataset.name,
+        "method": cfg.method.name,
+        "loss": cfg.loss.name,
+        "engine": cfg.engine.name,
+        "seed": cfg.seed,
+        "task": cfg.dataset.task.value,
+        "git_commit": git_commit(),
+        "run_key": key,
+    }
+    if SWEEP_ID_ENV in os.environ:
+        tags["sweep_id"] = os.environ[SWEEP_ID_ENV]
+    mlflow.set_tags(tags)
+    mlflow.log_params(flatten(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)))
+    mlflow.log_text(OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
+
+
+def log_scores(scores: list[dict[str, float]], peak_rss_mb: float) -> dict[str, float]:
+    """Log each split's metrics as split_<metric> at step = split index, their mean as <metric>,
+    and the job's peak resident memory; return the means."""
+    for step, split_scores in enumerate(scores):
+        mlflow.log_metrics({f"split_{name}": value for name, value in split_scores.items()}, step)
+    means = {name: float(np.mean([split[name] for split in scores])) for name in scores[0]}
+    mlflow.log_metrics({**means, "peak_rss_mb": peak_rss_mb})
+    return means
+
+
+def mark(status: str, **tags: str) -> str:
+    """Tag the active run with its final status (and e.g. a skip_reason); return the status."""
+    mlflow.set_tags({"status": status, **tags})
+    return status
+
+
+def mark_failed(error: BaseException) -> str:
+    """Status failed, the error's first line as tag `error`, the traceback as traceback.txt."""
+    mlflow.log_text(traceback.format_exc(), "traceback.txt")
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return mark("failed", error=text[:ERROR_MAX_CHARS])
+
+
+def sweep_jobs(config: DictConfig) -> list[list[str]]:
+    """The override list of every job of a basic sweep, each composed once as a check: a sweep
+    with a job that does not compose fails here, before anything is written."""
+    loader = GlobalHydra.instance().config_loader()
+    params = config.hydra.sweeper.get("params") or {}
+    arguments = [f"{key}={value}" for key, value in params.items()]
+    arguments += list(config.hydra.overrides.task)
+    overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
+    jobs = [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+    for job in jobs:
+        loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
+    return jobs
+
+
+class SweepCallback(Callback):
+    """Create the store and the experiment once in the parent before any job (workers racing on
+    a new sqlite store lose runs); after the sweep, exit non-zero if any job failed."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        try:
+            self.n_jobs = len(sweep_jobs(config))
+        except HydraException:
+            return  # the sweeper reports the composition error itself, before any job runs
+        self.sweep_id = uuid.uuid4().hex
+        os.environ[SWEEP_ID_ENV] = self.sweep_id
+        self.experiment_id = open_experiment(config.mlflow)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        failed = mlflow.search_runs(
+            experiment_ids=[self.experiment_id],
+            filter_string=f"tags.sweep_id = '{self.sweep_id}' and tags.status = 'failed'",
+            output_format="list",
+        )
+        if failed:
+            sys.exit(f"error: {len(failed)} of {self.n_jobs} jobs failed")

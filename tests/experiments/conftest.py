@@ -1,0 +1,75 @@
+"""Fixtures: composed job configs, the command line, and throwaway MLflow stores (the repo's own
+store is never touched)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import mlflow
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from experiments.configs import CONF_DIR, register_configs
+
+register_configs()
+
+
+@pytest.fixture(scope="session")
+def store_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One sqlite store for the in-process tests; each test has its own experiment."""
+    return f"sqlite:///{tmp_path_factory.mktemp('store') / 'mlflow.db'}"
+
+
+@pytest.fixture
+def compose_job(store_uri: str, request: pytest.FixtureRequest):
+    """compose_job(*overrides) -> the job config, tracked in this test's own experiment."""
+
+    def compose_job(*overrides: str) -> DictConfig:
+        tracking = [
+            f"mlflow.tracking_uri={store_uri}",
+            f"mlflow.experiment_name={request.node.name}",
+        ]
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return compose("config", overrides=[*tracking, *overrides])
+
+    return compose_job
+
+
+def search_runs(tracking_uri: str, experiment_name: str) -> list[mlflow.entities.Run]:
+    mlflow.set_tracking_uri(tracking_uri)
+    return mlflow.search_runs(experiment_names=[experiment_name], output_format="list")
+
+
+@pytest.fixture
+def runs_of():
+    """runs_of(cfg) -> every run of the job config's experiment."""
+    return lambda cfg: search_runs(cfg.mlflow.tracking_uri, cfg.mlflow.experiment_name)
+
+
+@pytest.fixture
+def cli(tmp_path: Path):
+    """cli(*overrides) runs `python -m experiments.run` with MLFLOW_TRACKING_URI pointing at
+    tmp_path/mlflow.db and Hydra's outputs under tmp_path; returns the completed process."""
+
+    def cli(*overrides: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
+        env.pop("HYDRA_FULL_ERROR", None)
+        command = [
+            sys.executable,
+            "-m",
+            "experiments.run",
+            *overrides,
+            f"hydra.run.dir={tmp_path / 'outputs'}",
+            f"hydra.sweep.dir={tmp_path / 'multirun'}",
+        ]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    return cli
+
+
+@pytest.fixture
+def cli_runs(tmp_path: Path):
+    """cli_runs(experiment_name) -> every run that `cli` logged in that experiment."""
+    return lambda name: search_runs(f"sqlite:///{tmp_path / 'mlflow.db'}", name)

@@ -1,0 +1,29 @@
+"""A command line that does not compose exits non-zero with one clear line and writes nothing."""
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            ["method=random_forest", "dataset=nope"],
+            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, friedman1,",
+        ),
+        (
+            ["method.max_depth=abc"],
+            "error: method.max_depth: Value 'abc' of type 'str' could not be converted to Integer",
+        ),
+        (
+            ["-m", "engine=sklearn", "dataset=wine,nope"],
+            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, friedman1,",
+        ),
+    ],
+)
+def test_bad_command_line_exits_with_one_line_and_no_store(cli, tmp_path, overrides, message):
+    result = cli(*overrides)
+    assert result.returncode != 0
+    assert result.stderr.splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith(message)
+    assert not (tmp_path / "mlflow.db").exists()
+    assert not (tmp_path / "mlartifacts").exists()

@@ -1,0 +1,83 @@
+"""Every option of every config group composes against its schema; bad keys and values are
+refused with one line naming them."""
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+from hydra.types import RunMode
+
+from experiments.configs import CONF_DIR, describe_config_error, group_options
+from experiments.tracking import sweep_jobs
+
+GROUPS = ["dataset", "method", "loss", "engine"]
+OPTIONS = [(group, option) for group in GROUPS for option in group_options(group)]
+
+
+def compose_config(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose("config", overrides=list(overrides))
+
+
+def compose_sweep(name: str) -> tuple:
+    """The sweep's config (with its hydra node) and the override list of each of its jobs."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=[f"+sweep={name}"], return_hydra_config=True)
+        return cfg, sweep_jobs(cfg)
+
+
+def test_the_contract_groups_have_options():
+    assert {"breast_cancer", "wine", "diabetes", "hastie_10_2", "friedman1"} <= set(
+        group_options("dataset")
+    )
+    assert group_options("engine") == ["inhouse", "lightgbm", "sklearn", "xgboost"]
+    losses = "auto squared absolute huber quantile logistic exponential softmax poisson"
+    assert set(group_options("loss")) == set(losses.split())
+    assert "default" in group_options("sweep")
+
+
+@pytest.mark.parametrize(("group", "option"), OPTIONS)
+def test_every_option_composes_and_names_itself(group, option):
+    cfg = compose_config(f"{group}={option}")
+    assert cfg[group].name == option
+
+
+N_JOBS = {
+    "default": 4 * 2 * 3,  # datasets x engines x seeds
+    "parity": 4 * 4 * 3,
+    "scaling": 3 * 4 * 3,  # sizes x engines x seeds
+}
+
+
+@pytest.mark.parametrize("sweep", group_options("sweep"))
+def test_every_sweep_preset_is_a_multirun_whose_jobs_compose(sweep):
+    cfg, jobs = compose_sweep(sweep)
+    assert cfg.hydra.mode == RunMode.MULTIRUN
+    assert cfg.mlflow.experiment_name == sweep
+    assert len(jobs) == N_JOBS[sweep]
+
+
+def test_generated_datasets_default_to_the_documented_sizes():
+    assert compose_config("dataset=hastie_10_2").dataset.n_samples == 12000
+    friedman1 = compose_config("dataset=friedman1").dataset
+    assert (friedman1.n_samples, friedman1.noise, friedman1.n_features) == (2000, 1.0, 10)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("dataset=nope", "unknown dataset 'nope'; choose one of: breast_cancer, diabetes,"),
+        ("method.max_depth=abc", "method.max_depth: Value 'abc' of type 'str' could not be"),
+        ("method.max_dept=3", "unknown key 'method.max_dept'; choose one of: name, n_estimators"),
+        ("eval.kind=loo", "eval.kind: Invalid value 'loo', expected one of [holdout, kfold]"),
+        ("dataset.task=ranking", "dataset.task: Invalid value 'ranking', expected one of"),
+        ("seed=1.5", "seed: Value '1.5' of type 'float' could not be converted to Integer"),
+        ("dataset.n_samples=10", "unknown key 'dataset.n_samples'; choose one of: name, task"),
+        ("+sweep=nope", "unknown sweep 'nope'; choose one of: default"),
+    ],
+)
+def test_a_bad_override_is_refused_in_one_line_naming_it(override, message):
+    with pytest.raises(ConfigCompositionException) as error:
+        compose_config(override)
+    description = describe_config_error(error.value)
+    assert description.startswith(message)
+    assert "\n" not in description

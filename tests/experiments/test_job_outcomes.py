@@ -1,0 +1,135 @@
+"""One job in process: what an ok, a skipped and a failed run log, run_key, and resume."""
+
+import numpy as np
+import pytest
+from mlflow import MlflowClient
+from sklearn.datasets import load_wine
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+
+from experiments import run
+from experiments.run import run_job
+from experiments.tracking import run_key
+
+SMALL = ["engine=sklearn", "method.n_estimators=10"]
+JOB_TAGS = set("dataset method loss engine seed task status git_commit run_key".split())
+
+
+def test_an_ok_kfold_run_logs_the_mean_and_each_split(compose_job, runs_of):
+    cfg = compose_job(*SMALL, "dataset=wine", "seed=3", "eval.kind=kfold", "eval.n_splits=3")
+    assert run_job(cfg) == "ok"
+    [logged] = runs_of(cfg)
+    tags, metrics, params = logged.data.tags, logged.data.metrics, logged.data.params
+    assert JOB_TAGS <= tags.keys()
+    expected = {"dataset": "wine", "engine": "sklearn", "task": "multiclass", "seed": "3"}
+    assert {key: tags[key] for key in expected} == expected
+    assert (tags["status"], tags["run_key"]) == ("ok", run_key(cfg))
+    assert params["method.n_estimators"] == "10"
+    assert params["eval.kind"] == "kfold"
+    assert {"test_error", "test_logloss", "fit_seconds", "predict_seconds"} <= metrics.keys()
+    assert 0 < metrics["peak_rss_mb"] < 10_000
+
+    # independent: scikit-learn's own cross-validation on the same folds and seed
+    X, y = load_wine(return_X_y=True)
+    folds = RepeatedStratifiedKFold(n_splits=3, n_repeats=1, random_state=3)
+    forest = RandomForestClassifier(n_estimators=10, random_state=3, n_jobs=1)
+    accuracy = cross_val_score(forest, X, y, cv=folds)
+    client = MlflowClient(cfg.mlflow.tracking_uri)
+    history = client.get_metric_history(logged.info.run_id, "split_test_error")
+    assert [metric.step for metric in history] == [0, 1, 2]
+    np.testing.assert_allclose([metric.value for metric in history], 1 - accuracy)
+    assert metrics["test_error"] == pytest.approx(np.mean(1 - accuracy))
+    artifacts = {artifact.path for artifact in client.list_artifacts(logged.info.run_id)}
+    assert artifacts == {"config.yaml"}
+
+
+def test_a_regression_holdout_logs_rmse_mae_r2_and_oob(compose_job, runs_of):
+    cfg = compose_job("engine=sklearn", "dataset=diabetes", "method.oob_score=true")
+    assert run_job(cfg) == "ok"
+    [logged] = runs_of(cfg)
+    assert {"test_rmse", "test_mae", "test_r2", "oob_score"} <= logged.data.metrics.keys()
+    assert "test_error" not in logged.data.metrics
+    history = MlflowClient(cfg.mlflow.tracking_uri).get_metric_history(
+        logged.info.run_id, "split_test_rmse"
+    )
+    assert [metric.step for metric in history] == [0]
+
+
+def test_an_invalid_method_loss_pair_is_a_skipped_run_with_a_reason(compose_job, runs_of):
+    cfg = compose_job(*SMALL, "dataset=diabetes", "loss=logistic")
+    assert run_job(cfg) == "skipped"
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["status"] == "skipped"
+    assert logged.data.tags["skip_reason"] == (
+        "random_forest does not take loss 'logistic' on regression tasks; valid: auto, squared"
+    )
+    assert "test_rmse" not in logged.data.metrics
+
+
+def test_a_job_on_bad_data_is_a_failed_run_with_the_error(compose_job, runs_of, monkeypatch):
+    def load_with_inf(cfg):
+        X, y = load_wine(return_X_y=True)
+        X[5, 2] = np.inf
+        return X, y
+
+    monkeypatch.setattr(run, "load_dataset", load_with_inf)
+    cfg = compose_job(*SMALL, "dataset=wine")
+    assert run_job(cfg) == "failed"
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["status"] == "failed"
+    assert logged.data.tags["error"].startswith("ValueError: Input X contains infinity")
+    client = MlflowClient(cfg.mlflow.tracking_uri)
+    artifacts = {artifact.path for artifact in client.list_artifacts(logged.info.run_id)}
+    assert artifacts == {"config.yaml", "traceback.txt"}
+    traceback_text = client.download_artifacts(logged.info.run_id, "traceback.txt")
+    with open(traceback_text) as file:
+        assert "Traceback" in file.read()
+
+
+def test_a_single_class_dataset_fails_with_a_clear_error(compose_job, runs_of, monkeypatch):
+    monkeypatch.setattr(run, "load_dataset", lambda cfg: (np.ones((40, 3)), np.zeros(40, int)))
+    cfg = compose_job(*SMALL, "dataset=breast_cancer")
+    assert run_job(cfg) == "failed"
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["error"] == (
+        "ValueError: The labels array needs to contain at least two labels, got [0]."
+    )
+
+
+def test_an_error_tag_is_one_line_of_at_most_500_chars(compose_job, runs_of, monkeypatch):
+    def raise_long_error(cfg, shape):
+        raise RuntimeError("x" * 600 + "\nsecond line")
+
+    monkeypatch.setattr(run, "build_estimator", raise_long_error)
+    cfg = compose_job(*SMALL, "dataset=wine")
+    assert run_job(cfg) == "failed"
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["error"] == ("RuntimeError: " + "x" * 600)[:500]
+
+
+def test_run_key_ignores_tracking_settings_and_override_order(compose_job):
+    key = run_key(compose_job("engine=sklearn", "seed=1"))
+    assert run_key(compose_job("seed=1", "engine=sklearn")) == key
+    assert run_key(compose_job("engine=sklearn", "seed=1", "resume=false")) == key
+    assert run_key(compose_job("engine=sklearn", "seed=1", "mlflow.experiment_name=other")) == key
+    assert run_key(compose_job("engine=sklearn", "seed=2")) != key
+    assert run_key(compose_job("engine=sklearn", "seed=1", "method.max_depth=3")) != key
+    assert len(key) == 64 and int(key, 16) >= 0
+
+
+def test_resume_skips_a_job_whose_run_key_is_ok(compose_job, runs_of):
+    cfg = compose_job(*SMALL, "dataset=wine")
+    assert run_job(cfg) == "ok"
+    assert run_job(cfg) == "resumed"
+    assert len(runs_of(cfg)) == 1
+    assert run_job(compose_job(*SMALL, "dataset=wine", "resume=false")) == "ok"
+    assert len(runs_of(cfg)) == 2
+
+
+def test_resume_reruns_a_failed_job(compose_job, runs_of, monkeypatch):
+    cfg = compose_job(*SMALL, "dataset=wine")
+    with monkeypatch.context() as patch:
+        patch.setattr(run, "load_dataset", lambda cfg: (np.full((10, 2), np.nan), np.arange(10)))
+        assert run_job(cfg) == "failed"
+    assert run_job(cfg) == "ok"
+    assert sorted(r.data.tags["status"] for r in runs_of(cfg)) == ["failed", "ok"]

@@ -1,0 +1,47 @@
+"""Sweeps end to end on the command line, into a throwaway store."""
+
+from collections import Counter
+
+
+def test_a_failing_job_does_not_stop_the_sweep_but_fails_the_command(cli, cli_runs):
+    result = cli(
+        "-m",
+        "dataset=friedman1",
+        "dataset.n_samples=200",
+        "engine=sklearn",
+        "method.n_estimators=5",
+        "method.min_samples_leaf=1,0,2",
+        "mlflow.experiment_name=failing",
+    )
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == "error: 1 of 3 jobs failed"
+    runs = cli_runs("failing")
+    assert Counter(run.data.tags["status"] for run in runs) == {"ok": 2, "failed": 1}
+    [failed] = [run for run in runs if run.data.tags["status"] == "failed"]
+    assert failed.data.params["method.min_samples_leaf"] == "0"
+    assert failed.data.tags["error"].startswith(
+        "InvalidParameterError: The 'min_samples_leaf' parameter of RandomForestRegressor"
+    )
+
+
+def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs):
+    sweep = [
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "dataset=diabetes",
+        "engine=sklearn,inhouse",
+        "seed=0,1",
+        "method.n_estimators=10",
+        "mlflow.experiment_name=e2e",
+    ]
+    result = cli(*sweep)
+    assert result.returncode == 0, result.stderr
+    # the store and experiment were created once, before the two workers started
+    assert result.stderr.count("Creating initial MLflow database tables") == 1
+    runs = cli_runs("e2e")
+    jobs = sorted(f"{run.data.tags['engine']}/{run.data.tags['seed']}" for run in runs)
+    assert jobs == ["inhouse/0", "inhouse/1", "sklearn/0", "sklearn/1"]
+    assert {run.data.tags["status"] for run in runs} == {"ok"}
+    assert all(run.data.metrics["test_rmse"] > 0 for run in runs)
+    assert len({run.data.tags["sweep_id"] for run in runs}) == 1
