@@ -45,3 +45,27 @@ def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs):
     assert {run.data.tags["status"] for run in runs} == {"ok"}
     assert all(run.data.metrics["test_rmse"] > 0 for run in runs)
     assert len({run.data.tags["sweep_id"] for run in runs}) == 1
+
+
+def test_a_one_dataset_sweep_feeds_the_report(cli, cli_runs, tmp_path):
+    """Sweep -> MLflow -> report: one row for the dataset, one column per (method, engine)."""
+    from reports.build import build_report
+
+    result = cli(
+        "-m",
+        "dataset=breast_cancer",
+        "engine=inhouse,sklearn",
+        "seed=0,1",
+        "method.n_estimators=20",
+        "mlflow.experiment_name=to_report",
+    )
+    assert result.returncode == 0, result.stderr
+    runs = cli_runs("to_report")
+    assert {run.data.tags["status"] for run in runs} == {"ok"} and len(runs) == 4
+    build_report(f"sqlite:///{tmp_path / 'mlflow.db'}", "to_report", tmp_path / "report")
+    table = (tmp_path / "report" / "tables.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| breast_cancer")]
+    assert len(rows) == 1
+    assert "random_forest / inhouse" in table and "random_forest / sklearn" in table
+    errors = [run.data.metrics["test_error"] for run in runs]
+    assert all(0.0 <= error < 0.15 for error in errors)
