@@ -35,8 +35,15 @@ class BinMapper:
         self.max_bins = max_bins
 
     def fit(self, X: np.ndarray) -> "BinMapper":
+        """Edges per feature, and bin_upper_values_[j, b]: the largest training value of
+        feature j in bin b (NaN for an empty bin), the raw scale random thresholds are drawn on."""
         self.bin_edges_ = [fit_bin_edges(X[:, j], self.max_bins) for j in range(X.shape[1])]
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int32)
+        self.bin_upper_values_ = np.full((X.shape[1], N_BIN_SLOTS), np.nan)
+        for j, edges in enumerate(self.bin_edges_):
+            values = X[~np.isnan(X[:, j]), j]
+            codes = np.searchsorted(edges, values, side="left")
+            np.fmax.at(self.bin_upper_values_[j], codes, values)
         return self
 
     def transform(self, X: np.ndarray) -> np.ndarray:

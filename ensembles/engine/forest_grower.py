@@ -1,9 +1,10 @@
-"""Depth-first growth of one tree on binned data, the nodes kept in flat arrays.
+"""Growth of one CART tree on binned data: random features per node, best or random thresholds.
 
-The node's rows are a slice rows[start:stop] of one partition array that each split reorders
-in place (left rows first). At each node the candidate features are visited in a random
-order, one histogram per feature, until `max_features` non-constant features were scored
-(features constant in the node do not count, as in scikit-learn's CART).
+The node's rows are a slice of one partition array that each split reorders in place (left rows
+first). A node's best split is found when the node is created: its candidate features are
+visited in a random order, one histogram per feature, until `max_features` non-constant
+features were scored (features constant in the node do not count, as in scikit-learn's CART).
+Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (largest gain).
 """
 
 import numpy as np
@@ -12,22 +13,29 @@ from numba import njit
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import build_feature_histogram, sum_node_stats
 from ensembles.engine.partition import partition_rows
-from ensembles.engine.splitting import NEWTON, best_threshold, leaf_value, node_impurity
+from ensembles.engine.splitting import (
+    NEWTON,
+    best_threshold,
+    leaf_value,
+    node_impurity,
+    random_threshold,
+)
 from ensembles.engine.tree import LEAF
 
 PURE_IMPURITY = 1e-12
 
 
 @njit(cache=True, nogil=True)
-def grow_depth_first(codes, stats, rows, n_bins, criterion, max_depth, min_samples_split,
-                     min_samples_leaf, min_child_weight, reg_lambda, reg_alpha, min_split_gain,
-                     max_features, seed):
+def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_depth,
+                   max_leaf_nodes, min_samples_split, min_samples_leaf, min_child_weight,
+                   min_split_gain, max_features, random_splits, seed):
     """Grow one tree; returns its node arrays (see ensembles.engine.tree.Tree).
 
     codes: uint8 (n_samples, n_features); stats: float64 (n_samples, n_stats) per-sample
-    statistics; rows: int32 indices of the rows to use (bootstrap: rows with weight > 0).
-    A node becomes a leaf at max_depth, below min_samples_split rows, when pure, or when no
-    admissible split has gain > min_split_gain.
+    statistics; rows: int32 rows to use (with bootstrap, the rows drawn at least once).
+    max_depth < 0 and max_leaf_nodes <= 0 mean no limit. A node is a leaf at max_depth, below
+    min_samples_split rows, when pure, or when no admissible split gains more than
+    min_split_gain. random_splits: one random threshold per feature (extra trees).
     """
     np.random.seed(seed)
     n_features = codes.shape[1]
@@ -35,8 +43,10 @@ def grow_depth_first(codes, stats, rows, n_bins, criterion, max_depth, min_sampl
     n_outputs = 1 if criterion == NEWTON else n_stats
     n_rows = rows.shape[0]
     capacity = 2 * n_rows + 1
-    if max_depth >= 0 and max_depth < 30:
+    if 0 <= max_depth < 30:
         capacity = min(capacity, 2 ** (max_depth + 1))
+    if max_leaf_nodes > 0:
+        capacity = min(capacity, 2 * max_leaf_nodes)
 
     feature = np.full(capacity, LEAF, dtype=np.int32)
     threshold_bin = np.zeros(capacity, dtype=np.int32)
@@ -45,8 +55,16 @@ def grow_depth_first(codes, stats, rows, n_bins, criterion, max_depth, min_sampl
     right_child = np.full(capacity, LEAF, dtype=np.int32)
     value = np.zeros((capacity, n_outputs))
     gain = np.zeros(capacity)
-    n_node_samples = np.zeros(capacity, dtype=np.int32)
+    node_start = np.zeros(capacity, dtype=np.int32)
+    node_stop = np.zeros(capacity, dtype=np.int32)
+    node_depth = np.zeros(capacity, dtype=np.int32)
     node_sums = np.zeros((capacity, n_stats + 1))
+    best_gain = np.full(capacity, -np.inf)
+    best_feature = np.full(capacity, -1, dtype=np.int32)
+    best_bin = np.zeros(capacity, dtype=np.int32)
+    best_missing_left = np.zeros(capacity, dtype=np.bool_)
+    is_open = np.zeros(capacity, dtype=np.bool_)
+    stack = np.zeros(capacity, dtype=np.int32)
 
     partition = rows.copy()
     scratch = np.empty_like(partition)
@@ -55,87 +73,129 @@ def grow_depth_first(codes, stats, rows, n_bins, criterion, max_depth, min_sampl
     right_scratch = np.zeros(n_stats + 1)
     feature_order = np.arange(n_features)
 
-    stack_node = np.zeros(capacity, dtype=np.int32)
-    stack_start = np.zeros(capacity, dtype=np.int32)
-    stack_stop = np.zeros(capacity, dtype=np.int32)
-    stack_depth = np.zeros(capacity, dtype=np.int32)
-    stack_size = 1
-    stack_stop[0] = n_rows
+    node_stop[0] = n_rows
     sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
     n_nodes = 1
+    n_leaves = 1
+    stack_size = 0
+    if _evaluate_node(0, codes, stats, partition, n_bins, bin_upper_values, criterion,
+                      max_depth, min_samples_split, min_samples_leaf, min_child_weight,
+                      max_features, random_splits, node_start, node_stop, node_depth,
+                      node_sums, value, best_gain, best_feature, best_bin, best_missing_left,
+                      hist, left_scratch, right_scratch, feature_order):
+        is_open[0] = True
+        stack[0] = 0
+        stack_size = 1
 
-    while stack_size > 0:
-        stack_size -= 1
-        node = stack_node[stack_size]
-        start = stack_start[stack_size]
-        stop = stack_stop[stack_size]
-        depth = stack_depth[stack_size]
-        sums = node_sums[node]
-        n_node = stop - start
-        n_node_samples[node] = n_node
-        leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, value[node])
-
-        if ((max_depth >= 0 and depth >= max_depth) or n_node < min_samples_split
-                or n_node < 2 * min_samples_leaf
-                or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
+    while True:
+        if max_leaf_nodes > 0:
+            node = _largest_gain_open_node(is_open, best_gain, n_nodes)
+        else:
+            node = -1
+            if stack_size > 0:
+                stack_size -= 1
+                node = stack[stack_size]
+        if node < 0:
+            break
+        is_open[node] = False
+        if not best_gain[node] > min_split_gain or (0 < max_leaf_nodes <= n_leaves):
             continue
 
-        best_gain = -np.inf
-        best_feature = -1
-        best_bin = -1
-        best_missing_left = False
-        n_scored = 0
-        for i in range(n_features):
-            j = i + np.random.randint(n_features - i)
-            f = feature_order[j]
-            feature_order[j] = feature_order[i]
-            feature_order[i] = f
-            build_feature_histogram(codes[:, f], partition, start, stop, stats, hist)
-            if _is_constant(hist, n_bins[f], n_stats, n_node):
-                continue
-            split_gain, split_bin, split_missing_left = best_threshold(
-                hist, n_bins[f], sums, criterion, reg_lambda, reg_alpha, min_samples_leaf,
-                min_child_weight, left_scratch, right_scratch)
-            if split_gain > best_gain:
-                best_gain = split_gain
-                best_feature = f
-                best_bin = split_bin
-                best_missing_left = split_missing_left
-            n_scored += 1
-            if n_scored >= max_features:
-                break
-
-        if best_feature < 0 or not best_gain > min_split_gain:
-            continue
-
-        n_left = partition_rows(codes[:, best_feature], partition, scratch, start, stop,
-                                 best_bin, best_missing_left)
+        start = node_start[node]
+        stop = node_stop[node]
+        n_left = partition_rows(codes[:, best_feature[node]], partition, scratch, start, stop,
+                                best_bin[node], best_missing_left[node])
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
-        feature[node] = best_feature
-        threshold_bin[node] = best_bin
-        missing_left[node] = best_missing_left
+        n_leaves += 1
+        feature[node] = best_feature[node]
+        threshold_bin[node] = best_bin[node]
+        missing_left[node] = best_missing_left[node]
         left_child[node] = left_id
         right_child[node] = right_id
-        gain[node] = best_gain
+        gain[node] = best_gain[node]
+        node_start[left_id] = start
+        node_stop[left_id] = start + n_left
+        node_start[right_id] = start + n_left
+        node_stop[right_id] = stop
+        node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
         sum_node_stats(partition, start, start + n_left, stats, node_sums[left_id])
-        for c in range(n_stats + 1):
-            node_sums[right_id, c] = sums[c] - node_sums[left_id, c]
+        node_sums[right_id] = node_sums[node] - node_sums[left_id]
+        for child in (right_id, left_id):
+            if _evaluate_node(child, codes, stats, partition, n_bins, bin_upper_values,
+                              criterion, max_depth, min_samples_split, min_samples_leaf,
+                              min_child_weight, max_features, random_splits, node_start,
+                              node_stop, node_depth, node_sums, value, best_gain, best_feature,
+                              best_bin, best_missing_left, hist, left_scratch, right_scratch,
+                              feature_order):
+                is_open[child] = True
+                stack[stack_size] = child
+                stack_size += 1
 
-        middle = start + n_left
-        stack_node[stack_size], stack_node[stack_size + 1] = right_id, left_id
-        stack_start[stack_size], stack_start[stack_size + 1] = middle, start
-        stack_stop[stack_size], stack_stop[stack_size + 1] = stop, middle
-        stack_depth[stack_size] = stack_depth[stack_size + 1] = depth + 1
-        stack_size += 2
-
-    hessian_or_weight = node_sums[:n_nodes, 1] if criterion == NEWTON else \
+    weight = node_sums[:n_nodes, 1] if criterion == NEWTON else \
         node_sums[:n_nodes, :n_stats].sum(axis=1)
+    n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
     return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
             missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
             right_child[:n_nodes].copy(), value[:n_nodes].copy(), gain[:n_nodes].copy(),
-            n_node_samples[:n_nodes].copy(), hessian_or_weight.copy())
+            n_node_samples, weight.copy())
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, criterion,
+                   max_depth, min_samples_split, min_samples_leaf, min_child_weight,
+                   max_features, random_splits, node_start, node_stop, node_depth, node_sums,
+                   value, best_gain, best_feature, best_bin, best_missing_left, hist, left,
+                   right, feature_order):
+    """Set the node's leaf value and best split; True when the node may be split."""
+    n_stats = stats.shape[1]
+    n_features = codes.shape[1]
+    start = node_start[node]
+    stop = node_stop[node]
+    n_node = stop - start
+    sums = node_sums[node]
+    leaf_value(sums, n_stats, criterion, 0.0, 0.0, value[node])
+    if ((0 <= max_depth <= node_depth[node]) or n_node < min_samples_split
+            or n_node < 2 * min_samples_leaf
+            or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
+        return False
+    n_scored = 0
+    for i in range(n_features):
+        j = i + np.random.randint(n_features - i)
+        f = feature_order[j]
+        feature_order[j] = feature_order[i]
+        feature_order[i] = f
+        build_feature_histogram(codes[:, f], partition, start, stop, stats, hist)
+        if _is_constant(hist, n_bins[f], n_stats, n_node):
+            continue
+        if random_splits:
+            split_gain, split_bin, split_missing_left = random_threshold(
+                hist, n_bins[f], bin_upper_values[f], sums, criterion, 0.0, 0.0,
+                min_samples_leaf, min_child_weight, left, right)
+        else:
+            split_gain, split_bin, split_missing_left = best_threshold(
+                hist, n_bins[f], sums, criterion, 0.0, 0.0, min_samples_leaf,
+                min_child_weight, left, right)
+        if split_bin >= 0 and split_gain > best_gain[node]:
+            best_gain[node] = split_gain
+            best_feature[node] = f
+            best_bin[node] = split_bin
+            best_missing_left[node] = split_missing_left
+        n_scored += 1
+        if n_scored >= max_features:
+            break
+    return best_feature[node] >= 0
+
+
+@njit(cache=True, nogil=True)
+def _largest_gain_open_node(is_open, best_gain, n_nodes):
+    """The open node of largest gain, the oldest on ties; -1 when none is open."""
+    chosen = -1
+    for node in range(n_nodes):
+        if is_open[node] and (chosen < 0 or best_gain[node] > best_gain[chosen]):
+            chosen = node
+    return chosen
 
 
 @njit(cache=True, nogil=True)

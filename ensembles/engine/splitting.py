@@ -108,51 +108,91 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
     Returns (gain, b, missing_left); gain is -inf when no threshold is admissible.
     `left` and `right` are scratch vectors of length n_stats + 1.
     """
-    n_channels = parent.shape[0]
-    n_stats = n_channels - 1
-    parent_score = node_score(parent, n_stats, criterion, reg_lambda, reg_alpha)
-    n_missing = hist[MISSING_BIN, n_stats]
-    min_count = max(min_samples_leaf, 1)
+    n_stats = parent.shape[0] - 1
     best_gain = -np.inf
     best_bin = -1
     best_missing_left = False
-    cumulative_count = 0.0
     left[:] = 0.0
     for b in range(n_bins - 1):
         if hist[b, n_stats] == 0.0:
             continue
-        for c in range(n_channels):
-            left[c] += hist[b, c]
-        cumulative_count = left[n_stats]
-        for missing_left in (False, True):
-            if missing_left and n_missing == 0.0:
-                break
-            shift = 1.0 if missing_left else 0.0
-            for c in range(n_channels):
-                right[c] = parent[c] - left[c] - shift * hist[MISSING_BIN, c]
-            left_count = cumulative_count + shift * n_missing
-            if left_count < min_count or right[n_stats] < min_count:
-                continue
-            if missing_left:
-                for c in range(n_channels):
-                    left[c] += hist[MISSING_BIN, c]
-            weight_ok = (node_weight(left, n_stats, criterion) >= min_child_weight
-                         and node_weight(right, n_stats, criterion) >= min_child_weight)
-            gain = -np.inf
-            if weight_ok:
-                gain = (node_score(left, n_stats, criterion, reg_lambda, reg_alpha)
-                        + node_score(right, n_stats, criterion, reg_lambda, reg_alpha)
-                        - parent_score)
-            if missing_left:
-                for c in range(n_channels):
-                    left[c] -= hist[MISSING_BIN, c]
-            if gain > best_gain:
-                best_gain = gain
-                best_bin = b
-                best_missing_left = missing_left
-    if best_bin >= 0 and n_missing == 0.0:
+        left += hist[b]
+        gain, missing_left = _best_missing_side(hist, parent, criterion, reg_lambda, reg_alpha,
+                                                min_samples_leaf, min_child_weight, left, right)
+        if gain > best_gain:
+            best_gain = gain
+            best_bin = b
+            best_missing_left = missing_left
+    if best_bin >= 0 and hist[MISSING_BIN, n_stats] == 0.0:
         best_missing_left = _larger_side_is_left(hist, best_bin, n_stats, parent[n_stats])
     return best_gain, best_bin, best_missing_left
+
+
+@njit(cache=True, nogil=True)
+def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, reg_alpha,
+                     min_samples_leaf, min_child_weight, left, right):
+    """Extra-trees split (Geurts et al. 2006; Straka, "Extra Trees"): a threshold u drawn
+    uniformly between the node's smallest and largest value of the feature, "x <= u" going left.
+
+    upper_values[b] is the largest training value in bin b; the split is "code <= b" for the
+    largest b with upper_values[b] <= u. Returns (gain, b, missing_left) as best_threshold.
+    """
+    n_stats = parent.shape[0] - 1
+    low_bin = -1
+    high_bin = -1
+    for b in range(n_bins):
+        if hist[b, n_stats] > 0.0:
+            high_bin = b
+            if low_bin < 0:
+                low_bin = b
+    if low_bin == high_bin:
+        return -np.inf, -1, False
+    draw = upper_values[low_bin] + np.random.random() * (
+        upper_values[high_bin] - upper_values[low_bin])
+    threshold_bin = low_bin
+    for b in range(low_bin + 1, high_bin):
+        if upper_values[b] <= draw:
+            threshold_bin = b
+    left[:] = 0.0
+    for b in range(threshold_bin + 1):
+        left += hist[b]
+    gain, missing_left = _best_missing_side(hist, parent, criterion, reg_lambda, reg_alpha,
+                                            min_samples_leaf, min_child_weight, left, right)
+    if hist[MISSING_BIN, n_stats] == 0.0:
+        missing_left = _larger_side_is_left(hist, threshold_bin, n_stats, parent[n_stats])
+    return gain, threshold_bin, missing_left
+
+
+@njit(cache=True, nogil=True)
+def _best_missing_side(hist, parent, criterion, reg_lambda, reg_alpha, min_samples_leaf,
+                       min_child_weight, left, right):
+    """Gain of the split whose non-missing left side sums to `left`, with the missing rows sent
+    right, or left when there are any: returns the better (gain, missing_left); -inf if neither
+    side-pair satisfies min_samples_leaf and min_child_weight."""
+    n_stats = parent.shape[0] - 1
+    missing = hist[MISSING_BIN]
+    parent_score = node_score(parent, n_stats, criterion, reg_lambda, reg_alpha)
+    min_count = max(min_samples_leaf, 1)
+    best_gain = -np.inf
+    best_missing_left = False
+    for missing_left in (False, True):
+        if missing_left:
+            if missing[n_stats] == 0.0:
+                break
+            left += missing
+        right[:] = parent - left
+        if (left[n_stats] >= min_count and right[n_stats] >= min_count
+                and node_weight(left, n_stats, criterion) >= min_child_weight
+                and node_weight(right, n_stats, criterion) >= min_child_weight):
+            gain = (node_score(left, n_stats, criterion, reg_lambda, reg_alpha)
+                    + node_score(right, n_stats, criterion, reg_lambda, reg_alpha)
+                    - parent_score)
+            if gain > best_gain:
+                best_gain = gain
+                best_missing_left = missing_left
+        if missing_left:
+            left -= missing
+    return best_gain, best_missing_left
 
 
 @njit(cache=True, nogil=True)

@@ -1,8 +1,10 @@
-"""Random forests on the engine: bootstrap samples of rows, a random subset of features per node.
+"""Bagging, random forests and extra trees on the engine (Straka, "Bagging", "Random Forests",
+"Extra Trees"; Breiman 1996, 2001; Geurts et al. 2006).
 
-Breiman (2001); Straka, "Bagging" and "Random Forests": each tree is grown to full depth (by
-default) on a bootstrap sample, considering `max_features` random features at each node; the
-forest averages the trees' leaf values (class probabilities or means).
+Each tree is grown (to full depth by default) on a bootstrap sample of the rows, or on all of
+them; a random forest scores `max_features` random features at each node, extra trees also draw
+each feature's threshold at random, bagging uses every feature. The ensemble averages the trees'
+leaf values: class frequencies, or means.
 """
 
 import numpy as np
@@ -13,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.forest_grower import grow_depth_first
+from ensembles.engine.forest_grower import grow_cart_tree
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.tree import Tree
 from ensembles.methods.validation import (
@@ -33,6 +35,9 @@ def _check_tree_params(estimator) -> None:
         raise ValueError(f"n_estimators must be an int >= 1, got {estimator.n_estimators!r}")
     if estimator.max_depth is not None and not estimator.max_depth >= 1:
         raise ValueError(f"max_depth must be None or an int >= 1, got {estimator.max_depth!r}")
+    if estimator.max_leaf_nodes is not None and not estimator.max_leaf_nodes >= 2:
+        raise ValueError(f"max_leaf_nodes must be None or an int >= 2, got "
+                         f"{estimator.max_leaf_nodes!r}")
     if not estimator.min_samples_split >= 2:
         raise ValueError(f"min_samples_split must be >= 2, got {estimator.min_samples_split!r}")
     if not estimator.min_samples_leaf >= 1:
@@ -48,22 +53,14 @@ def _bootstrap_counts(seed: int, n_samples: int, bootstrap: bool) -> np.ndarray:
 
 
 class _BaseForest(BaseEstimator):
-    """Shared fit/predict of the forest classifier and regressor; subclasses say how y becomes
-    per-sample statistics (`_unit_stats`) and which split criterion scores them."""
+    """fit/predict shared by the forest family. Subclasses say how y becomes per-sample
+    statistics (`_unit_stats`), how many features a node scores (`_n_candidates`) and whether
+    thresholds are drawn at random (`_random_splits`)."""
 
-    def __init__(self, n_estimators=100, *, max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_features="sqrt", bootstrap=True, oob_score=False,
-                 max_bins=MAX_BINS, random_state=None, n_jobs=None):
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.bootstrap = bootstrap
-        self.oob_score = oob_score
-        self.max_bins = max_bins
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+    _random_splits = False
+
+    def _n_candidates(self, n_features: int) -> int:
+        return resolve_max_features(self.max_features, n_features)
 
     def fit(self, X, y, sample_weight=None):
         X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
@@ -73,7 +70,7 @@ class _BaseForest(BaseEstimator):
         unit_stats, criterion = self._unit_stats(y)
         self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
         codes = self._bin_mapper.transform(X)
-        n_candidates = resolve_max_features(self.max_features, X.shape[1])
+        n_candidates = self._n_candidates(X.shape[1])
         seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
         grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(self._grow_tree)(codes, unit_stats, sample_weight, criterion, n_candidates,
@@ -88,10 +85,12 @@ class _BaseForest(BaseEstimator):
         counts = _bootstrap_counts(seed, codes.shape[0], self.bootstrap)
         weights = sample_weight * counts
         rows = np.flatnonzero(weights > 0).astype(np.int32)
-        arrays = grow_depth_first(
-            codes, unit_stats * weights[:, None], rows, self._bin_mapper.n_bins_, criterion,
-            -1 if self.max_depth is None else self.max_depth, self.min_samples_split,
-            self.min_samples_leaf, 0.0, 0.0, 0.0, -np.inf, n_candidates, seed)
+        arrays = grow_cart_tree(
+            codes, unit_stats * weights[:, None], rows, self._bin_mapper.n_bins_,
+            self._bin_mapper.bin_upper_values_, criterion,
+            -1 if self.max_depth is None else self.max_depth,
+            0 if self.max_leaf_nodes is None else self.max_leaf_nodes, self.min_samples_split,
+            self.min_samples_leaf, 0.0, -np.inf, n_candidates, self._random_splits, seed)
         return Tree.from_grown(arrays, self._bin_mapper), counts
 
     def _mean_tree_output(self, X):
@@ -130,18 +129,8 @@ class _BaseForest(BaseEstimator):
         return tags
 
 
-class RandomForestClassifier(ClassifierMixin, _BaseForest):
-    """Random forest of Gini (or entropy) trees; predict_proba averages the leaves' class
-    frequencies, as scikit-learn does."""
-
-    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, max_features="sqrt", bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
-        super().__init__(n_estimators, max_depth=max_depth, min_samples_split=min_samples_split,
-                         min_samples_leaf=min_samples_leaf, max_features=max_features,
-                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
-                         random_state=random_state, n_jobs=n_jobs)
-        self.criterion = criterion
+class _ForestClassifier(ClassifierMixin, _BaseForest):
+    """Trees of Gini (or entropy) impurity over class-weight histograms."""
 
     def _unit_stats(self, y):
         if self.criterion not in CLASSIFICATION_CRITERIA:
@@ -169,19 +158,11 @@ class RandomForestClassifier(ClassifierMixin, _BaseForest):
         self.oob_score_ = accuracy_score(y[has_oob], predicted)
 
 
-class RandomForestRegressor(RegressorMixin, _BaseForest):
-    """Random forest of squared-error regression trees (leaf = weighted mean of y)."""
-
-    def __init__(self, n_estimators=100, *, max_depth=None, min_samples_split=2,
-                 min_samples_leaf=1, max_features=1.0, bootstrap=True, oob_score=False,
-                 max_bins=MAX_BINS, random_state=None, n_jobs=None):
-        super().__init__(n_estimators, max_depth=max_depth, min_samples_split=min_samples_split,
-                         min_samples_leaf=min_samples_leaf, max_features=max_features,
-                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
-                         random_state=random_state, n_jobs=n_jobs)
+class _ForestRegressor(RegressorMixin, _BaseForest):
+    """Squared-error trees: channels (g, h, y^2) = (-y, 1, y^2), so NEWTON with lambda = 0 is
+    the decrease of the sum of squares and the leaf the weighted mean."""
 
     def _unit_stats(self, y):
-        """Channels (g, h, y^2) = (-y, 1, y^2): NEWTON with lambda = 0 is the squared error."""
         y = validate_regression_target(y)
         return np.column_stack([-y, np.ones_like(y), y * y]), NEWTON
 
@@ -192,3 +173,113 @@ class RandomForestRegressor(RegressorMixin, _BaseForest):
         prediction, has_oob = self._oob_mean_output(codes, counts_per_tree)
         self.oob_prediction_ = prediction[:, 0]
         self.oob_score_ = r2_score(y[has_oob], self.oob_prediction_[has_oob])
+
+
+class RandomForestClassifier(_ForestClassifier):
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
+                 max_features="sqrt", bootstrap=True, oob_score=False, max_bins=MAX_BINS,
+                 random_state=None, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+
+class RandomForestRegressor(_ForestRegressor):
+    def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
+                 min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=True,
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+
+class ExtraTreesClassifier(RandomForestClassifier):
+    """Random forest whose thresholds are drawn at random; no bootstrap by default."""
+
+    _random_splits = True
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
+                 max_features="sqrt", bootstrap=False, oob_score=False, max_bins=MAX_BINS,
+                 random_state=None, n_jobs=None):
+        super().__init__(n_estimators, criterion=criterion, max_depth=max_depth,
+                         max_leaf_nodes=max_leaf_nodes, min_samples_split=min_samples_split,
+                         min_samples_leaf=min_samples_leaf, max_features=max_features,
+                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         random_state=random_state, n_jobs=n_jobs)
+
+
+class ExtraTreesRegressor(RandomForestRegressor):
+    """Random forest regressor whose thresholds are drawn at random; no bootstrap by default."""
+
+    _random_splits = True
+
+    def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
+                 min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=False,
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        super().__init__(n_estimators, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
+                         min_samples_split=min_samples_split,
+                         min_samples_leaf=min_samples_leaf, max_features=max_features,
+                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         random_state=random_state, n_jobs=n_jobs)
+
+
+class BaggingClassifier(_ForestClassifier):
+    """Bootstrap aggregation of CART trees that see every feature at every node."""
+
+    def _n_candidates(self, n_features: int) -> int:
+        return n_features
+
+    def __init__(self, n_estimators=10, *, criterion="gini", max_depth=None,
+                 max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1, bootstrap=True,
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+
+class BaggingRegressor(_ForestRegressor):
+    """Bootstrap aggregation of squared-error CART trees over every feature."""
+
+    def _n_candidates(self, n_features: int) -> int:
+        return n_features
+
+    def __init__(self, n_estimators=10, *, max_depth=None, max_leaf_nodes=None,
+                 min_samples_split=2, min_samples_leaf=1, bootstrap=True, oob_score=False,
+                 max_bins=MAX_BINS, random_state=None, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.max_bins = max_bins
+        self.random_state = random_state
+        self.n_jobs = n_jobs

@@ -6,7 +6,14 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
 from sklearn.model_selection import train_test_split
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from ensembles import RandomForestClassifier, RandomForestRegressor
+from ensembles import (
+    BaggingClassifier,
+    BaggingRegressor,
+    ExtraTreesClassifier,
+    ExtraTreesRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 
 SEEDS = range(5)
 BOOTSTRAP_WEIGHTS = ("bootstrap draws make sample weights and repeated rows differ, as in "
@@ -19,7 +26,11 @@ EXPECTED_FAILURES = {
 
 @parametrize_with_checks(
     [RandomForestClassifier(n_estimators=5, random_state=0),
-     RandomForestRegressor(n_estimators=5, random_state=0)],
+     RandomForestRegressor(n_estimators=5, random_state=0),
+     ExtraTreesClassifier(n_estimators=5, bootstrap=True, random_state=0),
+     ExtraTreesRegressor(n_estimators=5, bootstrap=True, random_state=0),
+     BaggingClassifier(n_estimators=5, random_state=0),
+     BaggingRegressor(n_estimators=5, random_state=0)],
     expected_failed_checks=lambda estimator: EXPECTED_FAILURES,
 )
 def test_sklearn_estimator_checks(estimator, check):
