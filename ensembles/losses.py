@@ -56,19 +56,20 @@ class Loss:
 
 
 class SquaredLoss(Loss):
-    """l = (y - F)^2 / 2; g = F - y, h = 1."""
+    """l = (y - F)^2 / 2; g = F - y, h = 1. y may be a matrix (one column per output)."""
 
     name = "squared"
     tasks = ("regression",)
 
     def init_raw(self, y, weight):
-        return np.array([np.average(y, weights=weight)])
+        return np.atleast_1d(np.average(y, axis=0, weights=weight))
 
     def gradient_hessian(self, y, raw):
-        return raw - y[:, None], np.ones_like(raw)
+        return raw - y.reshape(len(y), -1), np.ones_like(raw)
 
     def loss(self, y, raw, weight):
-        return float(np.average(0.5 * (y - raw[:, 0]) ** 2, weights=weight))
+        residual = y.reshape(len(y), -1) - raw
+        return float(np.average(0.5 * np.sum(residual**2, axis=1), weights=weight))
 
 
 class AbsoluteLoss(Loss):

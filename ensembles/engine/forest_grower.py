@@ -16,6 +16,7 @@ from ensembles.engine.partition import partition_rows
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
+    improves,
     leaf_value,
     node_impurity,
     random_threshold,
@@ -177,7 +178,7 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
             split_gain, split_bin, split_missing_left = best_threshold(
                 hist, n_bins[f], sums, criterion, 0.0, 0.0, min_samples_leaf,
                 min_child_weight, left, right)
-        if split_bin >= 0 and split_gain > best_gain[node]:
+        if split_bin >= 0 and improves(split_gain, best_gain[node]):
             best_gain[node] = split_gain
             best_feature[node] = f
             best_bin[node] = split_bin

@@ -17,12 +17,11 @@ from numba import njit
 from ensembles.engine.binning import N_BIN_SLOTS
 from ensembles.engine.histogram import build_node_histogram, subtract_histogram, sum_node_stats
 from ensembles.engine.partition import partition_rows
-from ensembles.engine.splitting import NEWTON, best_threshold, leaf_value
+from ensembles.engine.splitting import NEWTON, best_threshold, improves, leaf_value
 from ensembles.engine.tree import LEAF
 
 DEPTHWISE = 0
 LOSSGUIDE = 1
-TIE_TOLERANCE = 1e-10
 
 
 @njit(cache=True)
@@ -169,7 +168,8 @@ def _may_split(n_node_rows, depth, max_depth, min_samples_leaf):
 
 @njit(cache=True)
 def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
-    """DEPTHWISE: the oldest open node; LOSSGUIDE: the open node of largest gain (oldest on ties)."""
+    """DEPTHWISE: the oldest open node; LOSSGUIDE: the open node of largest gain, the oldest
+    on ties."""
     if grow_policy == DEPTHWISE:
         for node in range(cursor, n_nodes):
             if is_open[node]:
@@ -188,10 +188,9 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
                      best_gain, best_feature, best_bin, best_missing_left):
     """Best (gain, feature, bin, missing side) of a node over its features, stored at `node`.
 
-    Features are scanned in increasing index and a later one must be better by more than the
-    rounding of a histogram sum (TIE_TOLERANCE, relative), so that two features inducing the
-    same partition tie, and ties go to the smaller index, as in XGBoost. colsample_bynode
-    draws the node's features first.
+    Features are scanned in increasing index and a later one must `improve` on the best, so
+    ties go to the smaller index, as in XGBoost. colsample_bynode draws the node's features
+    first.
     """
     n_used = features.shape[0]
     node_features[:] = True
@@ -209,8 +208,7 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
         split_gain, split_bin, split_missing_left = best_threshold(
             hist[k], n_bins[f], sums, NEWTON, reg_lambda, reg_alpha, min_samples_leaf,
             min_child_weight, left, right)
-        if split_bin >= 0 and (best_feature[node] < 0 or split_gain > best_gain[node]
-                               + TIE_TOLERANCE * abs(best_gain[node])):
+        if split_bin >= 0 and improves(split_gain, best_gain[node]):
             best_gain[node] = split_gain
             best_feature[node] = f
             best_bin[node] = split_bin

@@ -21,6 +21,18 @@ from ensembles.engine.binning import MISSING_BIN
 NEWTON = 0
 GINI = 1
 ENTROPY = 2
+TIE_TOLERANCE = 1e-10
+
+
+@njit(cache=True, nogil=True)
+def improves(gain, best_gain):
+    """True when a feature's `gain` beats the best of the features before it by more than the
+    rounding of a histogram sum (TIE_TOLERANCE, relative): two features inducing the same
+    partition tie and the first scanned wins, however the rows' order rounded their sums.
+    (Thresholds of one feature induce different partitions; they compare strictly.)"""
+    if best_gain == -np.inf:
+        return gain > -np.inf
+    return gain > best_gain + TIE_TOLERANCE * abs(best_gain)
 
 
 @njit(cache=True, nogil=True)

@@ -12,7 +12,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ensembles.engine.binning import BinMapper
+from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
 from ensembles.engine.tree import Tree
 from ensembles.methods.validation import validate_prediction_data
@@ -20,6 +20,15 @@ from ensembles.methods.validation import validate_prediction_data
 GROW_POLICIES = {"depthwise": DEPTHWISE, "lossguide": LOSSGUIDE}
 SEED_RANGE = np.iinfo(np.int32).max
 XGBOOST_MIN_SPLIT_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
+
+
+PROBABILITY_TIE = 1e-12
+
+
+def most_probable(proba: np.ndarray) -> np.ndarray:
+    """Index of the most probable class, the first of those within PROBABILITY_TIE of the
+    maximum: classes that tie in exact arithmetic keep one answer whatever the rounding."""
+    return np.argmax(proba >= proba.max(axis=1, keepdims=True) - PROBABILITY_TIE, axis=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,14 +66,27 @@ class TreeParams:
 class NewtonBoosting:
     """Mixin for estimators: `_boost` fits, `_raw_predict` / `_staged_raw_predict` predict.
 
-    The subclass provides n_estimators, learning_rate, subsample, max_bins, base_score,
-    early_stopping_rounds, validation_fraction, random_state as parameters, and
-    `_tree_params()` and `_combine_round(update)` (identity unless the method recentres
-    a round's class outputs, as J-class LogitBoost does).
+    The subclass provides n_estimators, learning_rate and random_state as parameters,
+    `_tree_params()`, and may override `_combine_round(update)` (identity unless the method
+    recentres a round's class outputs, as J-class LogitBoost does) and `_initial_raw`. The
+    settings below are
+    parameters of GBT; a method that does not expose one boosts with the value given here.
     """
+
+    subsample = 1.0
+    max_bins = MAX_BINS
+    base_score = None
+    early_stopping_rounds = None
+    validation_fraction = 0.1
 
     def _combine_round(self, update: np.ndarray) -> np.ndarray:
         return update
+
+    def _initial_raw(self, loss, y, sample_weight, n_outputs) -> np.ndarray:
+        """F_0: the loss's best constant, or base_score mapped to the raw scale."""
+        if self.base_score is None:
+            return loss.init_raw(y, sample_weight)
+        return loss.raw_from_output(self.base_score, n_outputs)
 
     def _check_boosting_params(self) -> None:
         if not (isinstance(self.n_estimators, (int, np.integer)) and self.n_estimators >= 1):
@@ -92,10 +114,7 @@ class NewtonBoosting:
                 random_state=rng.randint(SEED_RANGE))
         self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
         codes = self._bin_mapper.transform(X)
-        if self.base_score is None:
-            self.init_raw_ = loss.init_raw(y, sample_weight)
-        else:
-            self.init_raw_ = loss.raw_from_output(self.base_score, n_outputs)
+        self.init_raw_ = self._initial_raw(loss, y, sample_weight, n_outputs)
         raw = np.tile(self.init_raw_, (len(y), 1))
         raw_val = None if X_val is None else np.tile(self.init_raw_, (len(y_val), 1))
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val)
@@ -150,7 +169,8 @@ class NewtonBoosting:
         return self._combine_round(update)
 
     def _refit_leaves(self, tree, loss, codes, y, raw, weight, rows):
-        """MART's line search per leaf: value = eta * argmin_c sum l(y, F + c) on the leaf's rows."""
+        """MART's line search per leaf: value = eta * argmin_c sum l(y, F + c) over the rows of
+        the leaf."""
         leaf_of_row = tree.apply_binned(codes[rows])
         value = tree.value.copy()
         for leaf in np.unique(leaf_of_row):

@@ -105,7 +105,7 @@ class _BaseForest(BaseEstimator):
         """Mean tree output over the trees whose bootstrap left the row out (NaN if none did)."""
         total = np.zeros((codes.shape[0], self.estimators_[0].value.shape[1]))
         n_trees = np.zeros(codes.shape[0])
-        for tree, counts in zip(self.estimators_, counts_per_tree):
+        for tree, counts in zip(self.estimators_, counts_per_tree, strict=True):
             out_of_bag = counts == 0
             total[out_of_bag] += tree.predict_binned(codes[out_of_bag])
             n_trees += out_of_bag

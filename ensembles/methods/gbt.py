@@ -5,12 +5,16 @@ Parameters have XGBoost's meaning; `base_score` is the initial prediction in the
 (None: the loss's best constant, estimated from the data).
 """
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from ensembles.engine.binning import MAX_BINS
 from ensembles.losses import make_loss
-from ensembles.methods.boosting import XGBOOST_MIN_SPLIT_GAIN, NewtonBoosting, TreeParams
+from ensembles.methods.boosting import (
+    XGBOOST_MIN_SPLIT_GAIN,
+    NewtonBoosting,
+    TreeParams,
+    most_probable,
+)
 from ensembles.methods.validation import (
     encode_classes,
     validate_regression_target,
@@ -148,7 +152,7 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGBT):
 
     def predict(self, X):
         proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return self.classes_[most_probable(proba)]
 
     def staged_predict_proba(self, X):
         for raw in self._staged_raw_predict(X):
@@ -156,4 +160,4 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGBT):
 
     def staged_predict(self, X):
         for proba in self.staged_predict_proba(X):
-            yield self.classes_[np.argmax(proba, axis=1)]
+            yield self.classes_[most_probable(proba)]

@@ -6,7 +6,8 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 
 def validate_training_data(estimator, X, y, sample_weight):
-    """X as float64 (NaN allowed as missing, inf refused), y 1-d, weights >= 0 with a positive sum."""
+    """X as float64 (NaN allowed as missing, inf refused), y 1-d, weights >= 0 summing to
+    more than 0."""
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                          y_numeric=False, multi_output=False)
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,

@@ -13,7 +13,7 @@ from ensembles.engine.splitting import (
 
 def _histogram(codes, stats):
     hist = np.zeros((N_BIN_SLOTS, stats.shape[1] + 1))
-    for code, row in zip(codes, stats):
+    for code, row in zip(codes, stats, strict=True):
         hist[code, :-1] += row
         hist[code, -1] += 1
     return hist
@@ -49,8 +49,9 @@ def test_newton_gain_and_leaf_weight_by_hand():
         shrunk = np.sign(G) * max(abs(G) - reg_alpha, 0.0)
         return shrunk**2 / (H + reg_lambda)
 
-    candidates = [score(g[: b + 1].sum(), h[: b + 1].sum()) + score(g[b + 1:].sum(), h[b + 1:].sum())
-                  - score(g.sum(), h.sum()) for b in range(3)]
+    candidates = [score(g[:b + 1].sum(), h[:b + 1].sum())
+                  + score(g[b + 1:].sum(), h[b + 1:].sum()) - score(g.sum(), h.sum())
+                  for b in range(3)]
     gain, threshold_bin, _ = _scan(codes, np.column_stack([g, h]), 4, NEWTON, reg_lambda, reg_alpha)
     assert threshold_bin == int(np.argmax(candidates))
     assert gain == pytest.approx(max(candidates))

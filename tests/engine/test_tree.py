@@ -36,7 +36,8 @@ def test_depth_one_tree_finds_the_known_split():
     between = (X[y == 0, 1].max(), X[y == 1, 1].min())
     assert between[0] <= tree.threshold[0] < between[1]
     assert tree.n_leaves == 2
-    assert np.allclose(tree.value[tree.left[0]], [1, 0]) and np.allclose(tree.value[tree.right[0]], [0, 1])
+    assert np.allclose(tree.value[tree.left[0]], [1, 0])
+    assert np.allclose(tree.value[tree.right[0]], [0, 1])
 
 
 def test_prediction_equals_a_brute_force_walk_with_missing_values():

@@ -1,0 +1,105 @@
+"""LogitBoost (Friedman, Hastie and Tibshirani 2000, Algorithms 3 and 6).
+
+Each round fits, per class j, a weighted least-squares tree to the working response
+z = (y* - p) / (p (1 - p)) with weights w = p (1 - p), clipped to |z| <= z_max. That is a
+Newton step on the log-likelihood: with g = p - y*, h = p (1 - p), z = -g / h and w = h, so the
+tree and its leaves (sum w z / sum w = -G / H) are those of GBT with lambda = 0.
+Binary: F <- F + f / 2, p = e^F / (e^F + e^-F) = sigmoid(2F), so the logistic raw score is 2F.
+J classes: f_j <- (J - 1) / J (f_j - mean_k f_k), F_j <- F_j + f_j, p = softmax(F).
+"""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ensembles.losses import LogisticLoss, Loss, SoftmaxLoss
+from ensembles.methods.boosting import (
+    XGBOOST_MIN_SPLIT_GAIN,
+    NewtonBoosting,
+    TreeParams,
+    most_probable,
+)
+from ensembles.methods.validation import encode_classes, validate_training_data
+
+
+class ClippedWorkingResponse(Loss):
+    """A likelihood loss whose working response z = -g / h is clipped to [-z_max, z_max]:
+    the gradient becomes -h clip(z), the hessian stays h."""
+
+    def __init__(self, likelihood: Loss, z_max: float):
+        self.likelihood = likelihood
+        self.z_max = z_max
+
+    def n_outputs(self, n_classes):
+        return self.likelihood.n_outputs(n_classes)
+
+    def gradient_hessian(self, y, raw):
+        grad, hess = self.likelihood.gradient_hessian(y, raw)
+        return -hess * np.clip(-grad / hess, -self.z_max, self.z_max), hess
+
+    def loss(self, y, raw, weight):
+        return self.likelihood.loss(y, raw, weight)
+
+    def output(self, raw):
+        return self.likelihood.output(raw)
+
+
+class LogitBoostClassifier(ClassifierMixin, NewtonBoosting, BaseEstimator):
+    """LogitBoost with trees of depth `max_depth`, shrinkage `learning_rate` and the working
+    response clipped at `z_max` (None: no clipping). Starts from p = 1/K."""
+
+    def __init__(self, n_estimators=100, *, learning_rate=1.0, max_depth=3, z_max=4.0,
+                 random_state=None, n_jobs=None):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.z_max = z_max
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _tree_params(self) -> TreeParams:
+        """Weighted least squares: lambda = 0, no minimum weight."""
+        return TreeParams(max_depth=self.max_depth, reg_lambda=0.0, min_child_weight=0.0,
+                          min_split_gain=XGBOOST_MIN_SPLIT_GAIN)
+
+    def _initial_raw(self, loss, y, sample_weight, n_outputs):
+        """F_0 = 0: p = 1/2 for two classes, p_j = 1/J for J."""
+        return np.zeros(n_outputs)
+
+    def _combine_round(self, update):
+        """(J - 1) / J (f_j - mean_k f_k) for J classes; the binary step is f itself."""
+        n_outputs = update.shape[1]
+        if n_outputs == 1:
+            return update
+        return (n_outputs - 1) / n_outputs * (update - update.mean(axis=1, keepdims=True))
+
+    def fit(self, X, y, sample_weight=None):
+        X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
+        if self.z_max is not None and not self.z_max > 0:
+            raise ValueError(f"z_max must be > 0 or None, got {self.z_max!r}")
+        self.classes_, codes = encode_classes(y)
+        likelihood = LogisticLoss() if len(self.classes_) == 2 else SoftmaxLoss()
+        z_max = np.inf if self.z_max is None else self.z_max
+        self._loss = ClippedWorkingResponse(likelihood, z_max)
+        return self._boost(X, codes, sample_weight, self._loss,
+                           self._loss.n_outputs(len(self.classes_)), stratify=codes)
+
+    def decision_function(self, X):
+        """FHT's additive model F: half the logit for two classes, F_j for J classes."""
+        raw = self._raw_predict(X)
+        return raw[:, 0] / 2.0 if raw.shape[1] == 1 else raw
+
+    def predict_proba(self, X):
+        raw = self._raw_predict(X)
+        return self._loss.output(raw)
+
+    def predict(self, X):
+        proba = self.predict_proba(X)
+        return self.classes_[most_probable(proba)]
+
+    def staged_predict_proba(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield self._loss.output(raw)
+
+    def staged_predict(self, X):
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[most_probable(proba)]
