@@ -62,8 +62,11 @@ class BinMapper:
         return float(self.bin_edges_[feature][threshold_bin])
 
     def raw_thresholds(self, feature: np.ndarray, threshold_bin: np.ndarray) -> np.ndarray:
-        """threshold_value for every node of a tree; NaN at leaves (feature < 0)."""
+        """threshold_value for every node of a tree; NaN at leaves (feature < 0), +inf for a
+        split on the last bin (every value left, only missing values right)."""
         thresholds = np.full(feature.shape, np.nan)
         for node in np.flatnonzero(feature >= 0):
-            thresholds[node] = self.bin_edges_[feature[node]][threshold_bin[node]]
+            edges = self.bin_edges_[feature[node]]
+            b = threshold_bin[node]
+            thresholds[node] = edges[b] if b < len(edges) else np.inf
         return thresholds

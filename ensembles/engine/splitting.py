@@ -116,7 +116,8 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
                    min_samples_leaf, min_child_weight, left, right):
     """Scan one feature's histogram for the split "code <= b" of largest gain.
 
-    Missing values (bin MISSING_BIN) are tried on both sides, as XGBoost and LightGBM do.
+    Missing values (bin MISSING_BIN) are tried on both sides, as XGBoost and LightGBM do;
+    b = n_bins - 1 is the split of the non-missing rows from the missing ones (as XGBoost).
     Returns (gain, b, missing_left); gain is -inf when no threshold is admissible.
     `left` and `right` are scratch vectors of length n_stats + 1.
     """
@@ -125,7 +126,8 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
     best_bin = -1
     best_missing_left = False
     left[:] = 0.0
-    for b in range(n_bins - 1):
+    last_bin = n_bins if hist[MISSING_BIN, n_stats] > 0.0 else n_bins - 1
+    for b in range(last_bin):
         if hist[b, n_stats] == 0.0:
             continue
         left += hist[b]

@@ -248,3 +248,34 @@ def test_binary_loss_refuses_three_classes():
     X, y = make_classification(n_samples=200, n_classes=3, n_informative=4, random_state=0)
     with pytest.raises(ValueError, match="use loss='softmax'"):
         GradientBoostingClassifier(loss="logistic", n_estimators=2).fit(X, y)
+
+
+def _with_missing(X, fraction=0.15, seed=0):
+    X = X.copy()
+    X[np.random.default_rng(seed).uniform(size=X.shape) < fraction] = np.nan
+    return X
+
+
+def test_missing_values_learn_xgboosts_default_directions():
+    """NaN rows go to the side of larger gain, and a node may split missing from the rest."""
+    X, y = _regression_data()
+    X = _with_missing(X)
+    params = dict(n_estimators=ROUNDS, learning_rate=0.3, max_depth=4, base_score=0.5)
+    ours = GradientBoostingRegressor(**params).fit(X, y)
+    reference = xgboost.XGBRegressor(tree_method="hist", **params).fit(X, y)
+    assert np.abs(ours.predict(X) - reference.predict(X)).max() < 1e-4
+    X, y = _binary_data()
+    X = _with_missing(X)
+    ours = GradientBoostingClassifier(**params).fit(X, y)
+    reference = xgboost.XGBClassifier(tree_method="hist", **params).fit(X, y)
+    margin = reference.predict(X, output_margin=True)
+    assert np.abs(ours.decision_function(X) - margin).max() < 1e-4
+
+
+def test_missing_values_match_lightgbm_lossguide():
+    X, y = _regression_data()
+    X = _with_missing(X)
+    params = LIGHTGBM_SETS[0]
+    ours = _ours_lossguide(GradientBoostingRegressor, params, base_score=float(y.mean()))
+    reference = _lightgbm(lightgbm.LGBMRegressor, params, X, y)
+    assert np.abs(ours.fit(X, y).predict(X) - reference.predict(X)).max() < 1e-4
