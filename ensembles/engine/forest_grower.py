@@ -12,7 +12,7 @@ from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import build_feature_histogram, sum_node_stats
-from ensembles.engine.partition import partition_rows
+from ensembles.engine.partition import split_node
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
@@ -102,27 +102,13 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
         if not best_gain[node] > min_split_gain or (0 < max_leaf_nodes <= n_leaves):
             continue
 
-        start = node_start[node]
-        stop = node_stop[node]
-        n_left = partition_rows(codes[:, best_feature[node]], partition, scratch, start, stop,
-                                best_bin[node], best_missing_left[node])
+        split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
+                   missing_left, left_child, right_child, gain, node_start, node_stop,
+                   node_depth, node_sums, best_gain, best_feature, best_bin, best_missing_left)
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
-        feature[node] = best_feature[node]
-        threshold_bin[node] = best_bin[node]
-        missing_left[node] = best_missing_left[node]
-        left_child[node] = left_id
-        right_child[node] = right_id
-        gain[node] = best_gain[node]
-        node_start[left_id] = start
-        node_stop[left_id] = start + n_left
-        node_start[right_id] = start + n_left
-        node_stop[right_id] = stop
-        node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
-        sum_node_stats(partition, start, start + n_left, stats, node_sums[left_id])
-        node_sums[right_id] = node_sums[node] - node_sums[left_id]
         for child in (right_id, left_id):
             if _evaluate_node(child, codes, stats, partition, n_bins, bin_upper_values,
                               criterion, max_depth, min_samples_split, min_samples_leaf,

@@ -16,7 +16,7 @@ from numba import njit
 
 from ensembles.engine.binning import N_BIN_SLOTS
 from ensembles.engine.histogram import build_node_histogram, subtract_histogram, sum_node_stats
-from ensembles.engine.partition import partition_rows
+from ensembles.engine.partition import split_node
 from ensembles.engine.splitting import NEWTON, best_threshold, improves, leaf_value
 from ensembles.engine.tree import LEAF
 
@@ -102,26 +102,14 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
 
         start = node_start[node]
         stop = node_stop[node]
-        f = best_feature[node]
-        n_left = partition_rows(codes[:, f], partition, scratch, start, stop, best_bin[node],
-                                best_missing_left[node])
+        n_left = split_node(node, n_nodes, codes, partition, scratch, stats, feature,
+                            threshold_bin, missing_left, left_child, right_child, gain,
+                            node_start, node_stop, node_depth, node_sums, best_gain,
+                            best_feature, best_bin, best_missing_left)
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
-        feature[node] = f
-        threshold_bin[node] = best_bin[node]
-        missing_left[node] = best_missing_left[node]
-        left_child[node] = left_id
-        right_child[node] = right_id
-        gain[node] = best_gain[node]
-        node_start[left_id] = start
-        node_stop[left_id] = start + n_left
-        node_start[right_id] = start + n_left
-        node_stop[right_id] = stop
-        node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
-        sum_node_stats(partition, start, start + n_left, stats, node_sums[left_id])
-        node_sums[right_id] = node_sums[node] - node_sums[left_id]
 
         child_depth = node_depth[node] + 1
         left_may = _may_split(n_left, child_depth, max_depth, min_samples_leaf)

@@ -213,3 +213,24 @@ class NewtonBoosting:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+
+class LossClassifierOutputs:
+    """predict_proba, predict and their staged versions of a boosted classifier whose class
+    probabilities are its loss's output of the raw scores (`self._loss`)."""
+
+    def predict_proba(self, X):
+        raw = self._raw_predict(X)
+        return self._loss.output(raw)
+
+    def predict(self, X):
+        proba = self.predict_proba(X)
+        return self.classes_[most_probable(proba)]
+
+    def staged_predict_proba(self, X):
+        for raw in self._staged_raw_predict(X):
+            yield self._loss.output(raw)
+
+    def staged_predict(self, X):
+        for proba in self.staged_predict_proba(X):
+            yield self.classes_[most_probable(proba)]

@@ -11,9 +11,9 @@ from ensembles.engine.binning import MAX_BINS
 from ensembles.losses import make_loss
 from ensembles.methods.boosting import (
     XGBOOST_MIN_SPLIT_GAIN,
+    LossClassifierOutputs,
     NewtonBoosting,
     TreeParams,
-    most_probable,
 )
 from ensembles.methods.validation import (
     encode_classes,
@@ -26,7 +26,7 @@ CLASSIFICATION_LOSSES = ("logistic", "exponential", "softmax")
 
 
 class _BaseGBT(NewtonBoosting, BaseEstimator):
-    def __init__(self, *, loss, n_estimators=100, learning_rate=0.3, max_depth=6, max_leaves=0,
+    def __init__(self, *, loss=None, n_estimators=100, learning_rate=0.3, max_depth=6, max_leaves=0,
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
@@ -106,25 +106,9 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
             yield self._loss.output(raw)
 
 
-class GradientBoostingClassifier(ClassifierMixin, _BaseGBT):
+class GradientBoostingClassifier(LossClassifierOutputs, ClassifierMixin, _BaseGBT):
     """GBT for classification; loss logistic or exponential (binary) or softmax (one tree per
     class per round). loss=None picks logistic for two classes, softmax for more."""
-
-    def __init__(self, *, loss=None, n_estimators=100, learning_rate=0.3, max_depth=6,
-                 max_leaves=0, grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0,
-                 gamma=0.0, min_child_weight=1.0, min_child_samples=1, subsample=1.0,
-                 colsample_bytree=1.0, colsample_bynode=1.0, max_bins=MAX_BINS,
-                 base_score=None, early_stopping_rounds=None, validation_fraction=0.1,
-                 random_state=None, n_jobs=None):
-        super().__init__(
-            loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
-            max_depth=max_depth, max_leaves=max_leaves, grow_policy=grow_policy,
-            reg_lambda=reg_lambda, reg_alpha=reg_alpha, gamma=gamma,
-            min_child_weight=min_child_weight, min_child_samples=min_child_samples,
-            subsample=subsample, colsample_bytree=colsample_bytree,
-            colsample_bynode=colsample_bynode, max_bins=max_bins, base_score=base_score,
-            early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
-            random_state=random_state, n_jobs=n_jobs)
 
     def fit(self, X, y, sample_weight=None):
         X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
@@ -146,18 +130,3 @@ class GradientBoostingClassifier(ClassifierMixin, _BaseGBT):
         raw = self._raw_predict(X)
         return raw[:, 0] if raw.shape[1] == 1 else raw
 
-    def predict_proba(self, X):
-        raw = self._raw_predict(X)
-        return self._loss.output(raw)
-
-    def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[most_probable(proba)]
-
-    def staged_predict_proba(self, X):
-        for raw in self._staged_raw_predict(X):
-            yield self._loss.output(raw)
-
-    def staged_predict(self, X):
-        for proba in self.staged_predict_proba(X):
-            yield self.classes_[most_probable(proba)]

@@ -14,9 +14,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from ensembles.losses import LogisticLoss, Loss, SoftmaxLoss
 from ensembles.methods.boosting import (
     XGBOOST_MIN_SPLIT_GAIN,
+    LossClassifierOutputs,
     NewtonBoosting,
     TreeParams,
-    most_probable,
 )
 from ensembles.methods.validation import encode_classes, validate_training_data
 
@@ -43,7 +43,7 @@ class ClippedWorkingResponse(Loss):
         return self.likelihood.output(raw)
 
 
-class LogitBoostClassifier(ClassifierMixin, NewtonBoosting, BaseEstimator):
+class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoosting, BaseEstimator):
     """LogitBoost with trees of depth `max_depth`, shrinkage `learning_rate` and the working
     response clipped at `z_max` (None: no clipping). Starts from p = 1/K."""
 
@@ -88,18 +88,3 @@ class LogitBoostClassifier(ClassifierMixin, NewtonBoosting, BaseEstimator):
         raw = self._raw_predict(X)
         return raw[:, 0] / 2.0 if raw.shape[1] == 1 else raw
 
-    def predict_proba(self, X):
-        raw = self._raw_predict(X)
-        return self._loss.output(raw)
-
-    def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[most_probable(proba)]
-
-    def staged_predict_proba(self, X):
-        for raw in self._staged_raw_predict(X):
-            yield self._loss.output(raw)
-
-    def staged_predict(self, X):
-        for proba in self.staged_predict_proba(X):
-            yield self.classes_[most_probable(proba)]
