@@ -13,8 +13,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 	touch $(STAMP)
 
+# the default sweep, unless ARGS names another preset (ARGS="+sweep=parity" or "sweep=parity")
+DEFAULT_SWEEP := $(if $(findstring sweep=,$(ARGS)),,+sweep=default)
+
 sweep: $(STAMP)
-	$(PY) -m experiments.run -m +sweep=default $(ARGS)
+	$(PY) -m experiments.run -m $(DEFAULT_SWEEP) $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)

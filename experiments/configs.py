@@ -11,11 +11,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
 from hydra.errors import HydraException, MissingConfigException
-from omegaconf import MISSING
+from omegaconf import MISSING, DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
@@ -71,6 +71,10 @@ class Friedman1Config(DatasetConfig):
 
 @dataclass
 class MethodConfig:
+    """A method option: `name` is its option and its `method` tag; the schema's `key` is the
+    estimator family it builds (a variant such as conf/method/stump.yaml reuses a schema)."""
+
+    key: ClassVar[str] = ""
     name: str = MISSING
 
 
@@ -78,15 +82,114 @@ class MethodConfig:
 class RandomForestConfig(MethodConfig):
     """Breiman (2001) random forest; parameters as scikit-learn's RandomForest*."""
 
+    key: ClassVar[str] = "random_forest"
     name: str = "random_forest"
     n_estimators: int = 100
     max_depth: int | None = None
     min_samples_split: int = 2
     min_samples_leaf: int = 1
     max_features: Any = "sqrt"
+    max_leaf_nodes: int | None = None
     bootstrap: bool = True
     oob_score: bool = False
     criterion: Criterion = Criterion.gini
+
+
+@dataclass
+class ExtraTreesConfig(RandomForestConfig):
+    """Geurts et al. (2006) extra trees: a random threshold per candidate feature, all rows."""
+
+    key: ClassVar[str] = "extra_trees"
+    name: str = "extra_trees"
+    bootstrap: bool = False
+
+
+@dataclass
+class BaggingConfig(MethodConfig):
+    """Breiman (1996) bagging: full CART trees on bootstrap samples, every feature at each split."""
+
+    key: ClassVar[str] = "bagging"
+    name: str = "bagging"
+    n_estimators: int = 10
+    max_depth: int | None = None
+    min_samples_split: int = 2
+    min_samples_leaf: int = 1
+    max_leaf_nodes: int | None = None
+    bootstrap: bool = True
+    oob_score: bool = False
+    criterion: Criterion = Criterion.gini
+
+
+@dataclass
+class AdaBoostConfig(MethodConfig):
+    """AdaBoost SAMME (Zhu et al. 2009; AdaBoost.M1 for 2 classes) of trees of max_depth."""
+
+    key: ClassVar[str] = "adaboost"
+    name: str = "adaboost"
+    n_estimators: int = 50
+    learning_rate: float = 1.0
+    max_depth: int = 1
+
+
+@dataclass
+class LogitBoostConfig(MethodConfig):
+    """Friedman, Hastie, Tibshirani (2000) LogitBoost; working responses clipped at z_max."""
+
+    key: ClassVar[str] = "logitboost"
+    name: str = "logitboost"
+    n_estimators: int = 100
+    learning_rate: float = 1.0
+    max_depth: int = 3
+    z_max: float = 4.0
+
+
+@dataclass
+class L2BoostConfig(MethodConfig):
+    """Buhlmann and Yu (2003) L2Boost: least-squares trees on residuals (+-1 codes to classify)."""
+
+    key: ClassVar[str] = "l2boost"
+    name: str = "l2boost"
+    n_estimators: int = 100
+    learning_rate: float = 0.1
+    max_depth: int = 3
+    min_samples_leaf: int = 1
+    subsample: float = 1.0
+
+
+class GrowPolicy(Enum):
+    depthwise = "depthwise"
+    lossguide = "lossguide"
+
+
+@dataclass
+class GBTConfig(MethodConfig):
+    """Regularized second-order gradient tree boosting (Chen and Guestrin 2016); XGBoost's
+    parameter names, meanings and defaults (max_depth=0: unlimited, needs max_leaves > 0)."""
+
+    key: ClassVar[str] = "gbt"
+    name: str = "gbt"
+    n_estimators: int = 100
+    learning_rate: float = 0.3
+    max_depth: int = 6
+    max_leaves: int = 0
+    grow_policy: GrowPolicy = GrowPolicy.depthwise
+    reg_lambda: float = 1.0
+    reg_alpha: float = 0.0
+    gamma: float = 0.0
+    min_child_weight: float = 1.0
+    min_child_samples: int = 1
+    subsample: float = 1.0
+    colsample_bytree: float = 1.0
+    colsample_bynode: float = 1.0
+    max_bins: int = 255
+    base_score: float | None = None
+    early_stopping_rounds: int | None = None
+    validation_fraction: float = 0.1
+
+
+def method_key(method: DictConfig) -> str:
+    """The estimator family of a method config: its schema's key (`stump` -> `adaboost`)."""
+    return OmegaConf.get_type(method).key
 
 
 @dataclass
@@ -122,12 +225,15 @@ class EngineConfig:
 
 @dataclass
 class EvalConfig:
-    """Splitting protocol: repeated holdout or repeated k-fold, stratified for classification."""
+    """Splitting protocol (repeated holdout or repeated k-fold, stratified for classification),
+    the learning-curve step and the parity check against the in-house engine."""
 
     kind: EvalKind = EvalKind.holdout
-    test_size: float = 0.25
+    test_size: float | int = 0.25  # a fraction of the rows, or a number of rows
     n_splits: int = 5
     n_repeats: int = 1
+    curve_every: int = 10  # learning-curve step of iterative methods, in rounds
+    parity: bool = False  # also fit the in-house estimator and log parity_* metrics
 
 
 @dataclass
@@ -156,7 +262,15 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "hastie_10_2_schema": Hastie10_2Config,
         "friedman1_schema": Friedman1Config,
     },
-    "method": {"random_forest_schema": RandomForestConfig},
+    "method": {
+        "random_forest_schema": RandomForestConfig,
+        "extra_trees_schema": ExtraTreesConfig,
+        "bagging_schema": BaggingConfig,
+        "adaboost_schema": AdaBoostConfig,
+        "logitboost_schema": LogitBoostConfig,
+        "l2boost_schema": L2BoostConfig,
+        "gbt_schema": GBTConfig,
+    },
     "loss": {
         "loss_schema": LossConfig,
         "quantile_schema": QuantileLossConfig,

@@ -18,6 +18,8 @@ Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
 LOADERS: dict[str, Loader] = {
     "breast_cancer": lambda: datasets.load_breast_cancer(return_X_y=True),
     "wine": lambda: datasets.load_wine(return_X_y=True),
+    "iris": lambda: datasets.load_iris(return_X_y=True),
+    "digits": lambda: datasets.load_digits(return_X_y=True),
     "diabetes": lambda: datasets.load_diabetes(return_X_y=True),
     "hastie_10_2": lambda n_samples, data_seed: datasets.make_hastie_10_2(
         n_samples=n_samples, random_state=data_seed

@@ -1,8 +1,9 @@
-"""The splitting protocol, the test metrics of one fitted estimator and the job's peak memory."""
+"""The splitting protocol; per split the test metrics, the learning curve of an iterative
+method and the parity with the in-house engine; the job's peak memory."""
 
 import resource
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +35,30 @@ def splits(
     return splitter.split(X, y)
 
 
+def evaluate(
+    estimator: BaseEstimator,
+    inhouse: BaseEstimator | None,
+    task: Task,
+    X: np.ndarray,
+    y: np.ndarray,
+    folds: Iterable[tuple[np.ndarray, np.ndarray]],
+    curve_every: int,
+) -> tuple[list[dict[str, float]], dict[int, float]]:
+    """Fit and score the estimator on each (train, test) split; with an in-house twin, add the
+    parity metrics of each split. Return the scores of each split and the learning curve of
+    the first."""
+    scores, curve = [], {}
+    for index, (train, test) in enumerate(folds):
+        model, split_scores = fit_and_score(estimator, task, X[train], y[train], X[test], y[test])
+        if index == 0:
+            curve = learning_curve(model, task, X[test], y[test], curve_every)
+        if inhouse is not None:
+            twin = clone(inhouse).fit(X[train], y[train])
+            split_scores |= parity_scores(twin, model, task, X[train], X[test], y[test])
+        scores.append(split_scores)
+    return scores, curve
+
+
 def fit_and_score(
     estimator: BaseEstimator,
     task: Task,
@@ -41,8 +66,8 @@ def fit_and_score(
     y_train: np.ndarray,
     X_test: np.ndarray,
     y_test: np.ndarray,
-) -> dict[str, float]:
-    """Fit a clone of the estimator and return its test metrics and timings."""
+) -> tuple[BaseEstimator, dict[str, float]]:
+    """Fit a clone of the estimator; return it with its test metrics and timings."""
     model = clone(estimator)
     start = time.perf_counter()
     model.fit(X_train, y_train)
@@ -53,25 +78,77 @@ def fit_and_score(
     scores["fit_seconds"] = fit_seconds
     if getattr(model, "oob_score", False):
         scores["oob_score"] = float(model.oob_score_)
-    return scores
+    return model, scores
+
+
+def primary_metric(task: Task) -> str:
+    """The metric a curve and a parity check report: test_error or test_rmse."""
+    return "test_rmse" if task is Task.regression else "test_error"
+
+
+def primary_score(task: Task, y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Classification error 1 - accuracy, or regression RMSE."""
+    if task is Task.regression:
+        return float(metrics.root_mean_squared_error(y_true, y_pred))
+    return float(1.0 - metrics.accuracy_score(y_true, y_pred))
 
 
 def test_metrics(
     model: BaseEstimator, task: Task, X_test: np.ndarray, y_test: np.ndarray
 ) -> dict[str, float]:
     """Classification: error = 1 - accuracy and log loss; regression: RMSE, MAE and R^2."""
+    y_pred = model.predict(X_test)
+    scores = {primary_metric(task): primary_score(task, y_test, y_pred)}
     if task is Task.regression:
-        y_pred = model.predict(X_test)
-        return {
-            "test_rmse": float(metrics.root_mean_squared_error(y_test, y_pred)),
-            "test_mae": float(metrics.mean_absolute_error(y_test, y_pred)),
-            "test_r2": float(metrics.r2_score(y_test, y_pred)),
-        }
-    scores = {"test_error": float(1.0 - metrics.accuracy_score(y_test, model.predict(X_test)))}
-    if hasattr(model, "predict_proba"):
+        scores["test_mae"] = float(metrics.mean_absolute_error(y_test, y_pred))
+        scores["test_r2"] = float(metrics.r2_score(y_test, y_pred))
+    elif hasattr(model, "predict_proba"):
         proba = model.predict_proba(X_test)
         scores["test_logloss"] = float(metrics.log_loss(y_test, proba, labels=model.classes_))
     return scores
+
+
+def learning_curve(
+    model: BaseEstimator, task: Task, X_test: np.ndarray, y_test: np.ndarray, every: int
+) -> dict[int, float]:
+    """{rounds: primary test metric} after round 1, every `every` rounds and the last round,
+    from staged_predict; empty for a model without it or with every = 0."""
+    if every < 1 or not hasattr(model, "staged_predict"):
+        return {}
+    curve, rounds, y_pred = {}, 0, None
+    for rounds, y_pred in enumerate(model.staged_predict(X_test), start=1):
+        if rounds == 1 or rounds % every == 0:
+            curve[rounds] = primary_score(task, y_test, y_pred)
+    if rounds > 0:
+        curve[rounds] = primary_score(task, y_test, y_pred)
+    return curve
+
+
+def parity_scores(
+    inhouse: BaseEstimator,
+    reference: BaseEstimator,
+    task: Task,
+    X_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+) -> dict[str, float]:
+    """parity_max_abs_diff = max |p_inhouse - p_reference| over the test rows (and classes) of
+    predict_proba, or of predict for regression; parity_train_max_abs_diff, the same over the
+    training rows, where a threshold placed at a training value or at the midpoint to the next
+    one splits alike; parity_metric_diff = in-house primary metric minus the reference's."""
+    return {
+        "parity_max_abs_diff": max_abs_diff(inhouse, reference, task, X_test),
+        "parity_train_max_abs_diff": max_abs_diff(inhouse, reference, task, X_train),
+        "parity_metric_diff": primary_score(task, y_test, inhouse.predict(X_test))
+        - primary_score(task, y_test, reference.predict(X_test)),
+    }
+
+
+def max_abs_diff(first: BaseEstimator, second: BaseEstimator, task: Task, X: np.ndarray) -> float:
+    """max |p_first - p_second| of predict_proba (classification) or predict (regression)."""
+    if task is Task.regression:
+        return float(np.abs(first.predict(X) - second.predict(X)).max())
+    return float(np.abs(first.predict_proba(X) - second.predict_proba(X)).max())
 
 
 def reset_peak_rss() -> None:

@@ -1,4 +1,5 @@
-"""One job: config -> resume check -> data -> splits -> estimator -> fit and score -> MLflow.
+"""One job: config -> resume check -> data -> estimator (and its in-house twin for a parity
+check) -> fit and score on each split -> MLflow.
 
 python -m experiments.run dataset=wine engine=sklearn      # one job
 python -m experiments.run -m +sweep=default                # a sweep
@@ -9,12 +10,13 @@ import logging
 import hydra
 import mlflow
 from omegaconf import DictConfig
+from threadpoolctl import threadpool_limits
 
 from experiments import tracking
 from experiments.configs import one_line_config_errors, register_configs
 from experiments.datasets import load_dataset
-from experiments.engines import SkippedJob, build_estimator
-from experiments.evaluation import fit_and_score, peak_rss_mb, reset_peak_rss, splits
+from experiments.engines import SkippedJob, approximation, build_estimator
+from experiments.evaluation import evaluate, peak_rss_mb, primary_metric, reset_peak_rss, splits
 
 log = logging.getLogger(__name__)
 register_configs()
@@ -36,10 +38,17 @@ def run_job(cfg: DictConfig) -> str:
             task = cfg.dataset.task
             X, y = load_dataset(cfg.dataset)
             estimator = build_estimator(cfg, X.shape)
-            scores = [
-                fit_and_score(estimator, task, X[train], y[train], X[test], y[test])
-                for train, test in splits(cfg.eval, task, X, y, cfg.seed)
-            ]
+            twin = None
+            if cfg.eval.parity and cfg.engine.name != "inhouse":
+                twin = build_estimator(cfg, X.shape, engine="inhouse")
+            tracking.log_estimator(estimator, approximation(cfg))
+            folds = splits(cfg.eval, task, X, y, cfg.seed)
+            # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too
+            threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None  # -1: every core
+            with threadpool_limits(limits=threads, user_api="openmp"):
+                scores, curve = evaluate(estimator, twin, task, X, y, folds, cfg.eval.curve_every)
+            if curve:
+                tracking.log_curve(f"curve_{primary_metric(task)}", curve)
             means = tracking.log_scores(scores, peak_rss_mb())
         except SkippedJob as reason:
             log.warning("skipped: %s", reason)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import traceback
 import uuid
 from functools import lru_cache
@@ -20,7 +21,10 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
+from mlflow import MlflowClient
+from mlflow.entities import Metric
 from omegaconf import DictConfig, OmegaConf
+from sklearn.base import BaseEstimator
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
@@ -137,6 +141,24 @@ def log_scores(scores: list[dict[str, float]], peak_rss_mb: float) -> dict[str, 
     means = {name: float(np.mean([split[name] for split in scores])) for name in scores[0]}
     mlflow.log_metrics({**means, "peak_rss_mb": peak_rss_mb})
     return means
+
+
+def log_estimator(estimator: BaseEstimator, approximation: str | None) -> None:
+    """Tag `estimator` (the class that runs the job) and, for a reference that only
+    approximates the method config, `approximation` (how)."""
+    model = type(estimator)
+    tags = {"estimator": f"{model.__module__}.{model.__qualname__}"}
+    if approximation:
+        tags["approximation"] = approximation
+    mlflow.set_tags(tags)
+
+
+def log_curve(name: str, curve: dict[int, float]) -> None:
+    """A learning curve as the stepped metric `name`, step = number of rounds (one batch)."""
+    run_id = mlflow.active_run().info.run_id
+    now = int(time.time() * 1000)
+    points = [Metric(name, value, now, step) for step, value in curve.items()]
+    MlflowClient().log_batch(run_id, metrics=points)
 
 
 def mark(status: str, **tags: str) -> str:

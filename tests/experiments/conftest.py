@@ -2,6 +2,7 @@
 store is never touched)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,13 +25,12 @@ def store_uri(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture
 def compose_job(store_uri: str, request: pytest.FixtureRequest):
-    """compose_job(*overrides) -> the job config, tracked in this test's own experiment."""
+    """compose_job(*overrides) -> the job config, tracked in this test's own experiment (named
+    after the test, parameters included)."""
 
     def compose_job(*overrides: str) -> DictConfig:
-        tracking = [
-            f"mlflow.tracking_uri={store_uri}",
-            f"mlflow.experiment_name={request.node.name}",
-        ]
+        experiment = re.sub(r"\W", "_", request.node.name)
+        tracking = [f"mlflow.tracking_uri={store_uri}", f"mlflow.experiment_name={experiment}"]
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return compose("config", overrides=[*tracking, *overrides])
 

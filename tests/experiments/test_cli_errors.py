@@ -8,7 +8,7 @@ import pytest
     [
         (
             ["method=random_forest", "dataset=nope"],
-            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, friedman1,",
+            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, digits,",
         ),
         (
             ["method.max_depth=abc"],
@@ -16,7 +16,7 @@ import pytest
         ),
         (
             ["-m", "engine=sklearn", "dataset=wine,nope"],
-            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, friedman1,",
+            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, digits,",
         ),
     ],
 )

@@ -43,12 +43,22 @@ def test_every_option_composes_and_names_itself(group, option):
 
 N_JOBS = {
     "default": 4 * 2 * 3,  # datasets x engines x seeds
-    "parity": 4 * 4 * 3,
+    "parity": 6 * 6 * 4 * 3,  # datasets x methods x engines x seeds
+    "esl_10_2": 3 * 2 * 5,  # methods x engines x seeds
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
 }
 
 
-@pytest.mark.parametrize("sweep", group_options("sweep"))
+SLOW_SWEEPS = {"parity"}  # 432 jobs, each composed: about a minute
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    [
+        pytest.param(sweep, marks=pytest.mark.slow) if sweep in SLOW_SWEEPS else sweep
+        for sweep in group_options("sweep")
+    ],
+)
 def test_every_sweep_preset_is_a_multirun_whose_jobs_compose(sweep):
     cfg, jobs = compose_sweep(sweep)
     assert cfg.hydra.mode == RunMode.MULTIRUN

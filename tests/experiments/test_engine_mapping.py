@@ -10,6 +10,7 @@ from sklearn.metrics import root_mean_squared_error
 from sklearn.model_selection import train_test_split
 
 import ensembles
+from ensembles.methods.validation import resolve_max_features
 from experiments.configs import (
     Config,
     DatasetConfig,
@@ -18,7 +19,7 @@ from experiments.configs import (
     RandomForestConfig,
     Task,
 )
-from experiments.engines import SkippedJob, build_estimator, n_features_per_split
+from experiments.engines import SkippedJob, build_estimator
 
 CLASSES = {
     ("inhouse", Task.binary): ensembles.RandomForestClassifier,
@@ -70,7 +71,7 @@ def test_features_per_split_resolve_as_in_scikit_learn(max_features):
     forest = sklearn.ensemble.RandomForestRegressor(
         n_estimators=1, max_features=max_features, random_state=0
     ).fit(X, y)
-    assert n_features_per_split(max_features, 30) == forest.estimators_[0].max_features_
+    assert resolve_max_features(max_features, 30) == forest.estimators_[0].max_features_
 
 
 def test_xgboost_draws_exactly_the_features_per_split():
