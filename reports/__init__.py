@@ -1,4 +1,4 @@
-"""Tables (and later figures) of an MLflow experiment; reads MLflow only, never the engine."""
+"""Tables and figures of an MLflow experiment; reads MLflow only, never the engine."""
 
 from reports.build import build_report
 from reports.runs import ReportError

@@ -1,4 +1,4 @@
-"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI]`."""
+"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI] [--baseline M/E]`."""
 
 import argparse
 import sys
@@ -11,7 +11,8 @@ from reports.runs import PROJECT_ROOT, ReportError, resolve_tracking_uri
 def main(argv: list[str] | None = None) -> int:
     """Build the report; on a ReportError print one `error: ...` line and return 1."""
     parser = argparse.ArgumentParser(
-        prog="python -m reports", description="Write results.csv, tables.md and tables.tex."
+        prog="python -m reports",
+        description="Write results.csv, tables.md, tables.tex and figures/ (PNG and PDF).",
     )
     parser.add_argument("--experiment", default="default", help="MLflow experiment (sweep) name")
     parser.add_argument(
@@ -20,9 +21,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tracking-uri", help="default: env MLFLOW_TRACKING_URI, else the project's mlflow.db"
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="METHOD/ENGINE",
+        help="column the wins/ties/losses tables compare with (default: each table's first)",
+    )
     args = parser.parse_args(argv)
     try:
-        paths = build_report(resolve_tracking_uri(args.tracking_uri), args.experiment, args.out)
+        paths = build_report(
+            resolve_tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline
+        )
     except ReportError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -1,15 +1,44 @@
-"""Build the report of one MLflow experiment: results.csv, tables.md and tables.tex."""
+"""Build the report of one MLflow experiment: results.csv, tables.md, tables.tex and figures/."""
 
 from pathlib import Path
 
-from reports.render import format_metric_table, to_latex, to_markdown
+from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves, load_curves, log_report_run
+from reports.figures import save as save_figure
+from reports.render import (
+    format_friedman_table,
+    format_metric_table,
+    format_parity_table,
+    format_timing_table,
+    format_wins_table,
+    to_latex,
+    to_markdown,
+)
 from reports.runs import ReportError, load_runs, load_split_values, open_experiment
-from reports.tables import PRIMARY_METRICS, MetricTable, ok_runs, summarize
+from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
+from reports.tables import PRIMARY_METRICS, MetricTable, ok_runs, parity, summarize, timing
 
 
-def build_report(tracking_uri: str, experiment: str, out_dir: Path) -> list[Path]:
-    """Write the report files of `experiment` into `out_dir` and return their paths; raises
-    ReportError (and writes nothing) if the experiment is missing or has no ok run."""
+def parse_baseline(baseline: str | None, tables: list[MetricTable]) -> tuple[str, str] | None:
+    """`METHOD/ENGINE` as a (method, engine) pair present in some table; None for the default
+    (each table's first column). Raises ReportError naming the pairs there are."""
+    if baseline is None:
+        return None
+    pairs = sorted({pair for table in tables for pair in table.mean.columns})
+    method, _, engine = baseline.partition("/")
+    pair = (method.strip(), engine.strip())
+    if pair not in pairs:
+        choices = ", ".join(f"{m}/{e}" for m, e in pairs)
+        raise ReportError(f"unknown baseline '{baseline}'; choose one of: {choices}")
+    return pair
+
+
+def build_report(
+    tracking_uri: str, experiment: str, out_dir: Path, baseline: str | None = None
+) -> list[Path]:
+    """Write the report files of `experiment` into `out_dir`, log its figures to a `report` run of
+    the experiment, and return the paths; raises ReportError (and writes nothing) if the
+    experiment is missing, has no ok run, or `baseline` (`METHOD/ENGINE`) is not one of its
+    columns."""
     client, experiment_id = open_experiment(tracking_uri, experiment)
     runs = load_runs(client, experiment_id)
     ok = ok_runs(runs)
@@ -25,7 +54,26 @@ def build_report(tracking_uri: str, experiment: str, out_dir: Path) -> list[Path
             f"experiment '{experiment}' in {tracking_uri} has no ok run with "
             f"{' or '.join(PRIMARY_METRICS)} ({counts})"
         )
-    text_tables = [format_metric_table(table) for table in tables]
+    chosen = parse_baseline(baseline, tables)
+    text_tables, wins_tables, friedman_results = [], [], []
+    for table in tables:
+        ranks = average_ranks(table.mean)
+        text_tables.append(format_metric_table(table, not_worse_than_best(table), ranks))
+        reference = chosen or table.mean.columns[0]
+        if reference in table.mean.columns and len(table.mean.columns) > 1:
+            wins = wins_ties_losses(table, reference)
+            wins_tables.append(format_wins_table(wins, table.metric, reference))
+        result = friedman_nemenyi(table)
+        if result is not None:
+            friedman_results.append(result)
+    text_tables += wins_tables
+    if friedman_results:
+        text_tables.append(format_friedman_table(friedman_results))
+    text_tables.append(format_timing_table(timing(ok)))
+    parity_table = parity(ok)
+    if not parity_table.empty:
+        text_tables.append(format_parity_table(parity_table))
+
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {
         "results.csv": runs.to_csv(index=False),
@@ -37,4 +85,15 @@ def build_report(tracking_uri: str, experiment: str, out_dir: Path) -> list[Path
         path = out_dir / name
         path.write_text(text)
         paths.append(path)
-    return paths
+
+    figures_dir = out_dir / "figures"
+    figure_paths = []
+    for result in friedman_results:
+        figure_paths += save_figure(cd_diagram(result), figures_dir / f"cd_{result.metric}")
+    for metric in sorted(c for c in ok.columns if c.startswith(CURVE_PREFIX)):
+        curves = load_curves(client, ok[ok[metric].notna()], metric)
+        if not curves.empty:
+            figure_paths += save_figure(learning_curves(curves, metric), figures_dir / metric)
+    if figure_paths:
+        log_report_run(client, experiment_id, figure_paths)
+    return paths + figure_paths

@@ -1,15 +1,18 @@
 """Format aggregated tables as text and render them as markdown pipe tables or booktabs LaTeX."""
 
 import math
+import re
 from dataclasses import dataclass
 
 import pandas as pd
 from tabulate import tabulate
 
+from reports.stats import FriedmanResult
 from reports.tables import MetricTable
 
 PLUS_MINUS = "±"
 MISSING = "–"
+AVERAGE_RANK = "average rank"
 LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -29,12 +32,21 @@ LATEX_SPECIAL = {
 @dataclass(frozen=True)
 class TextTable:
     """A table ready to render: string cells (index = row labels, columns = header labels), the
-    cells to set in bold, a title and a caption. Any aggregate can be formatted into one."""
+    cells to set in bold and to underline (None: none), a title and a caption. Any aggregate can
+    be formatted into one."""
 
     title: str
     caption: str
     cells: pd.DataFrame
     bold: pd.DataFrame
+    underline: pd.DataFrame | None = None
+
+    @property
+    def underlined(self) -> pd.DataFrame:
+        """The underline marks, all False when none were given."""
+        if self.underline is None:
+            return pd.DataFrame(False, index=self.cells.index, columns=self.cells.columns)
+        return self.underline
 
 
 def row_decimals(means: pd.Series, significant: int = 3) -> int:
@@ -54,34 +66,151 @@ def format_cell(mean: float, std: float, decimals: int) -> str:
     return f"{mean:.{decimals}f} {PLUS_MINUS} {std:.{decimals}f}"
 
 
-def format_metric_table(table: MetricTable) -> TextTable:
-    """Cells `mean ± std` with per-dataset decimals; headers `method / engine`; best in bold."""
+def pair_label(pair: tuple[str, str]) -> str:
+    """`method / engine`, the header of a (method, engine) column."""
+    return f"{pair[0]} / {pair[1]}"
+
+
+def format_metric_table(
+    table: MetricTable,
+    underline: pd.DataFrame | None = None,
+    avg_ranks: pd.Series | None = None,
+) -> TextTable:
+    """Cells `mean ± std` with per-dataset decimals; headers `method / engine`; best in bold;
+    `underline` marks (cells not significantly worse than the best); an `average rank` last row
+    when `avg_ranks` is given."""
     rows = {}
     for dataset, means in table.mean.iterrows():
         decimals = row_decimals(means)
         stds = table.std.loc[dataset]
         rows[dataset] = [format_cell(m, s, decimals) for m, s in zip(means, stds, strict=True)]
-    headers = [f"{method} / {engine}" for method, engine in table.mean.columns]
-    cells = pd.DataFrame.from_dict(rows, orient="index", columns=headers)
-    cells.index.name = "dataset"
-    bold = pd.DataFrame(table.best.to_numpy(), index=cells.index, columns=headers)
+    headers = [pair_label(pair) for pair in table.mean.columns]
+    bold = pd.DataFrame(table.best.to_numpy(), index=list(rows), columns=headers)
+    marks = pd.DataFrame(False, index=list(rows), columns=headers)
     caption = (
         f"Mean {PLUS_MINUS} sample std (ddof=1) over all seeds and splits of the ok runs; "
         "lowest per dataset in bold."
     )
-    return TextTable(title=table.metric, caption=caption, cells=cells, bold=bold)
+    if underline is not None:
+        marks[:] = underline.reindex(index=table.mean.index, columns=table.mean.columns).fillna(
+            False
+        ).to_numpy(bool)
+        caption += (
+            " Underlined: not significantly different from the best (two-sided Wilcoxon "
+            "signed-rank test on values paired by seed and split, Holm-corrected within the "
+            "row, alpha 0.05)."
+        )
+    if avg_ranks is not None:
+        rows[AVERAGE_RANK] = [
+            MISSING if math.isnan(r) else f"{r:.2f}"
+            for r in avg_ranks.reindex(table.mean.columns)
+        ]
+        bold.loc[AVERAGE_RANK] = False
+        marks.loc[AVERAGE_RANK] = False
+        caption += (
+            f" {AVERAGE_RANK}: mean per-dataset rank (1 = best, ties averaged) over the "
+            "datasets with every column present."
+        )
+    cells = pd.DataFrame.from_dict(rows, orient="index", columns=headers)
+    cells.index.name = "dataset"
+    bold.index = marks.index = cells.index
+    return TextTable(
+        title=table.metric, caption=caption, cells=cells, bold=bold, underline=marks
+    )
 
 
-def _emphasize(cells: pd.DataFrame, bold: pd.DataFrame, template: str) -> pd.DataFrame:
-    """`cells`, those marked in `bold` wrapped in the format string `template`."""
-    return cells.where(~bold, cells.map(template.format))
+def _format_numbers(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
+    """String cells of `frame` by column format specs; MISSING for NaN."""
+    return pd.DataFrame(
+        {
+            column: [MISSING if pd.isna(v) else format(v, formats[column]) for v in frame[column]]
+            for column in formats
+        },
+        index=[pair_label(pair) for pair in frame.index],
+    ).rename_axis("method / engine")
+
+
+def _plain(title: str, caption: str, cells: pd.DataFrame) -> TextTable:
+    """A TextTable with nothing emphasized."""
+    return TextTable(
+        title=title,
+        caption=caption,
+        cells=cells,
+        bold=pd.DataFrame(False, index=cells.index, columns=cells.columns),
+    )
+
+
+def format_wins_table(wins: pd.DataFrame, metric: str, baseline: tuple[str, str]) -> TextTable:
+    """Wins / ties / losses of each (method, engine) against `baseline` over the datasets."""
+    caption = (
+        f"Datasets where each column is significantly better (win), not significantly different "
+        f"(tie) or significantly worse (loss) than the baseline {pair_label(baseline)} "
+        "(two-sided Wilcoxon signed-rank on values paired by seed and split, Holm-corrected "
+        "within the dataset, alpha 0.05)."
+    )
+    cells = _format_numbers(wins, {"wins": "d", "ties": "d", "losses": "d"})
+    return _plain(f"{metric} wins/ties/losses vs {pair_label(baseline)}", caption, cells)
+
+
+def format_timing_table(timing: pd.DataFrame) -> TextTable:
+    """Median seconds per (method, engine) and the in-house / reference time ratios."""
+    caption = (
+        "Median fit and predict seconds over all ok runs (every dataset and seed); ratios: "
+        "median over the jobs run by both (same method, loss, dataset, seed) of in-house time / "
+        "this engine's time (> 1: in-house slower)."
+    )
+    formats = {
+        "jobs": "d",
+        "fit_seconds": ".3g",
+        "predict_seconds": ".3g",
+        "fit_ratio": ".2f",
+        "predict_ratio": ".2f",
+    }
+    return _plain("timing", caption, _format_numbers(timing, formats))
+
+
+def format_parity_table(parity: pd.DataFrame) -> TextTable:
+    """Largest parity_max_abs_diff and mean parity_metric_diff per reference (method, engine)."""
+    caption = (
+        "Parity runs against the in-house engine: largest parity_max_abs_diff (prediction) and "
+        "mean parity_metric_diff over the ok runs."
+    )
+    formats = {"runs": "d", "max_abs_diff": ".3g", "mean_metric_diff": ".3g"}
+    return _plain("parity", caption, _format_numbers(parity, formats))
+
+
+def format_friedman_table(results: list[FriedmanResult]) -> TextTable:
+    """One row per metric: k, N, Friedman chi2_F and p, Iman-Davenport F_F, Nemenyi CD."""
+    cells = pd.DataFrame(
+        {
+            "k": [str(len(r.avg_ranks)) for r in results],
+            "N": [str(r.n_datasets) for r in results],
+            "chi2_F": [f"{r.chi2:.3g}" for r in results],
+            "p": [f"{r.pvalue:.3g}" for r in results],
+            "F_F": [f"{r.iman_davenport:.3g}" for r in results],
+            "CD": [f"{r.cd:.3g}" for r in results],
+        },
+        index=pd.Index([r.metric for r in results], name="metric"),
+    )
+    caption = (
+        "Friedman test over the datasets with every (method, engine) present (scipy, "
+        "tie-corrected), Iman-Davenport F_F, and the Nemenyi critical difference CD at alpha "
+        "0.05 (Demsar 2006)."
+    )
+    return _plain("friedman", caption, cells)
+
+
+def _emphasize(cells: pd.DataFrame, marks: pd.DataFrame, template: str) -> pd.DataFrame:
+    """`cells`, those marked in `marks` wrapped in the format string `template`."""
+    return cells.where(~marks.astype(bool), cells.map(template.format))
 
 
 def to_markdown(tables: list[TextTable]) -> str:
     """One `## title` section per table: the caption, then a pipe table (bold as `**...**`)."""
     sections = []
     for table in tables:
-        cells = _emphasize(table.cells, table.bold, "**{}**")
+        cells = _emphasize(table.cells, table.underlined, "<u>{}</u>")
+        cells = _emphasize(cells, table.bold, "**{}**")
         body = tabulate(
             cells,
             headers=[cells.index.name, *cells.columns],
@@ -98,17 +227,23 @@ def latex_escape(text: str) -> str:
     return "".join(LATEX_SPECIAL.get(char, char) for char in text)
 
 
+def label_key(title: str) -> str:
+    """A LaTeX label key from a title: runs of characters other than letters and digits as `-`."""
+    return "-".join(part for part in re.split(r"[^A-Za-z0-9]+", title) if part)
+
+
 def to_latex(tables: list[TextTable]) -> str:
     """One complete booktabs `table` environment per table (needs `\\usepackage{booktabs}`)."""
     environments = []
     for table in tables:
-        cells = _emphasize(table.cells.map(latex_escape), table.bold, r"\textbf{{{}}}")
+        cells = _emphasize(table.cells.map(latex_escape), table.underlined, r"\underline{{{}}}")
+        cells = _emphasize(cells, table.bold, r"\textbf{{{}}}")
         header = " & ".join(latex_escape(label) for label in [cells.index.name, *cells.columns])
         lines = [
             r"\begin{table}[htbp]",
             r"  \centering",
             rf"  \caption{{{latex_escape(f'{table.title}: {table.caption}')}}}",
-            rf"  \label{{tab:{table.title.replace('_', '-')}}}",
+            rf"  \label{{tab:{label_key(table.title)}}}",
             rf"  \begin{{tabular}}{{l{'r' * len(cells.columns)}}}",
             r"    \toprule",
             rf"    {header} \\",

@@ -22,6 +22,7 @@ RUN_TAGS = (
     "run_key",
 )
 CELL_KEYS = ["dataset", "method", "engine"]
+REPORT_STATUS = "report"
 
 
 class ReportError(Exception):
@@ -72,10 +73,13 @@ def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
 
 
 def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
-    """One row per run (all statuses): run_id, start_time, its tags (MLflow's own `mlflow.*` tags
-    left out) and its summary metrics (the per-split `split_*` histories left out)."""
+    """One row per job run (all statuses but the report's own runs, tag status=report): run_id,
+    start_time, its tags (MLflow's own `mlflow.*` tags left out) and its summary metrics (the
+    per-split `split_*` histories left out)."""
     rows, tag_keys, metric_keys = [], set(), set()
     for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
+        if run.data.tags.get("status") == REPORT_STATUS:
+            continue
         tags = {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.")}
         metrics = {k: v for k, v in run.data.metrics.items() if not k.startswith("split_")}
         tag_keys |= tags.keys()

@@ -8,6 +8,7 @@ from reports.runs import CELL_KEYS
 
 PRIMARY_METRICS = ("test_error", "test_rmse")
 PAIR_KEYS = ["method", "engine"]
+INHOUSE = "inhouse"
 
 
 def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -21,12 +22,14 @@ def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:
 @dataclass(frozen=True)
 class MetricTable:
     """One metric per cell: mean, sample std and number of values; rows = dataset, columns =
-    (method, engine). A cell with no value is NaN (count 0)."""
+    (method, engine). A cell with no value is NaN (count 0). `values` is the long table the cells
+    pool (dataset, method, engine, seed, split, value), kept for the paired tests."""
 
     metric: str
     mean: pd.DataFrame
     std: pd.DataFrame
     count: pd.DataFrame
+    values: pd.DataFrame
 
     @property
     def best(self) -> pd.DataFrame:
@@ -45,4 +48,43 @@ def summarize(values: pd.DataFrame, metric: str) -> MetricTable:
         mean=wide["mean"],
         std=wide["std"],
         count=wide["count"].fillna(0).astype(int),
+        values=values,
+    )
+
+
+def _with_columns(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """`runs` with the metric `columns` it lacks added as NaN (metrics no run logged)."""
+    return runs.reindex(columns=[*runs.columns, *(c for c in columns if c not in runs.columns)])
+
+
+def timing(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, engine): median fit_seconds and predict_seconds over all its ok runs (every
+    dataset and seed), and for reference engines the median over common jobs (same method,
+    loss, dataset, seed) of the in-house / reference time ratios (> 1: in-house is slower)."""
+    timed = _with_columns(runs, ["fit_seconds", "predict_seconds"]).dropna(subset=["fit_seconds"])
+    table = timed.groupby(PAIR_KEYS).agg(
+        jobs=("fit_seconds", "size"),
+        fit_seconds=("fit_seconds", "median"),
+        predict_seconds=("predict_seconds", "median"),
+    )
+    job_keys = ["method", "loss", "dataset", "seed"]
+    inhouse = timed[timed["engine"] == INHOUSE].set_index(job_keys)
+    reference = timed[timed["engine"] != INHOUSE].set_index(job_keys)
+    inhouse_seconds = inhouse[["fit_seconds", "predict_seconds"]].add_suffix("_inhouse")
+    joined = reference.join(inhouse_seconds)
+    for phase in ("fit", "predict"):
+        joined[f"{phase}_ratio"] = joined[f"{phase}_seconds_inhouse"] / joined[f"{phase}_seconds"]
+    ratios = joined.reset_index().groupby(PAIR_KEYS)[["fit_ratio", "predict_ratio"]].median()
+    return table.join(ratios)
+
+
+def parity(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, engine != inhouse) with parity metrics: the largest parity_max_abs_diff and
+    the mean parity_metric_diff over its ok runs (empty if no run logged them)."""
+    runs = _with_columns(runs, ["parity_max_abs_diff", "parity_metric_diff"])
+    logged = runs[(runs["engine"] != INHOUSE) & runs["parity_max_abs_diff"].notna()]
+    return logged.groupby(PAIR_KEYS).agg(
+        runs=("parity_max_abs_diff", "size"),
+        max_abs_diff=("parity_max_abs_diff", "max"),
+        mean_metric_diff=("parity_metric_diff", "mean"),
     )

@@ -60,9 +60,10 @@ def log_run(client, experiment_id, start, dataset, pair, seed, status, splits, r
 def store(tmp_path_factory) -> str:
     """Experiment `default`: 18 ok runs, a failed one, a skipped one and a superseded ok run;
     experiment `esl_10_2`: one failed run only."""
-    uri = f"sqlite:///{tmp_path_factory.mktemp('store')}/mlflow.db"
+    uri_dir = tmp_path_factory.mktemp("store")
+    uri = f"sqlite:///{uri_dir}/mlflow.db"
     client = MlflowClient(tracking_uri=uri)
-    default = client.create_experiment("default")
+    default = client.create_experiment("default", artifact_location=str(uri_dir / "artifacts"))
     start = 1_700_000_000_000
     for (dataset, pair), per_seed in SPLITS.items():
         for seed, splits in enumerate(per_seed):
@@ -140,25 +141,52 @@ def test_markdown_one_row_per_dataset_one_column_per_pair_best_in_bold(report):
     markdown = (report / "tables.md").read_text()
     header, *rows = markdown_section(markdown, "test_error")
     assert header == ["dataset", "gbt / xgboost", "random_forest / inhouse"]
+    # iris: RF - GBT per (seed, split) 0.05 0.15 0.2 0.1 0.15 0.25, all > 0: two-sided Wilcoxon
+    # p ~ 2/64 < 0.05, so RF is not underlined; breast_cancer: GBT - RF = 0.04 on all 6 pairs.
     assert {row[0]: row[1:] for row in rows} == {
         "breast_cancer": ["0.0900 ± 0.0141", "**0.0500 ± 0.0141**"],
         "iris": ["**0.050 ± 0.032**", "0.200 ± 0.089"],
+        "average rank": ["1.50", "1.50"],  # ranks (2, 1) and (1, 2)
     }
-    assert len(rows) == 2  # failed (iris seed 3) and skipped (digits, adaboost) runs left out
+    assert len(rows) == 3  # failed (iris seed 3) and skipped (digits, adaboost) runs left out
     # friedman1 / GBT: holdout splits 1.0, 1.5 and the summary 2.0 of the run without history.
+    # Only 3 pairs (RF - GBT = 1.0 each): the smallest two-sided p is 2/8, RF is underlined.
     assert markdown_section(markdown, "test_rmse") == [
         ["dataset", "gbt / xgboost", "random_forest / inhouse"],
-        ["friedman1", "**1.50 ± 0.50**", "2.50 ± 0.50"],
+        ["friedman1", "**1.50 ± 0.50**", "<u>2.50 ± 0.50</u>"],
+        ["average rank", "1.00", "2.00"],
     ]
+
+
+def test_wins_ties_losses_against_the_first_column_or_the_baseline(store, report, tmp_path):
+    markdown = (report / "tables.md").read_text()
+    # RF vs GBT: better on breast_cancer, worse on iris (both significant); friedman1 a tie.
+    assert markdown_section(markdown, "test_error wins/ties/losses vs gbt / xgboost") == [
+        ["method / engine", "wins", "ties", "losses"],
+        ["random_forest / inhouse", "1", "0", "1"],
+    ]
+    assert markdown_section(markdown, "test_rmse wins/ties/losses vs gbt / xgboost")[1] == [
+        "random_forest / inhouse", "0", "1", "0"
+    ]
+    build_report(store, "default", tmp_path, baseline="random_forest/inhouse")
+    swapped = (tmp_path / "tables.md").read_text()
+    assert markdown_section(swapped, "test_rmse wins/ties/losses vs random_forest / inhouse") == [
+        ["method / engine", "wins", "ties", "losses"],
+        ["gbt / xgboost", "0", "1", "0"],
+    ]
+    with pytest.raises(ReportError, match="unknown baseline 'gbt/sklearn'; choose one of: gbt/"):
+        build_report(store, "default", tmp_path / "bad", baseline="gbt/sklearn")
+    assert not (tmp_path / "bad").exists()
 
 
 def test_latex_booktabs_escaped_and_bold(report):
     tex = (report / "tables.tex").read_text()
     for command in (r"\begin{table}", r"\end{table}", r"\toprule", r"\midrule", r"\bottomrule"):
-        assert tex.count(command) == 2
+        assert tex.count(command) == 5  # 2 metrics, 2 wins/ties/losses, timing
     assert r"dataset & gbt / xgboost & random\_forest / inhouse \\" in tex
     assert r"iris & \textbf{0.050 $\pm$ 0.032} & 0.200 $\pm$ 0.089 \\" in tex
     assert r"breast\_cancer & 0.0900 $\pm$ 0.0141 & \textbf{0.0500 $\pm$ 0.0141} \\" in tex
+    assert r"friedman1 & \textbf{1.50 $\pm$ 0.50} & \underline{2.50 $\pm$ 0.50} \\" in tex
     assert not re.search(r"(?<!\\)_", tex)
 
 

@@ -1,0 +1,131 @@
+"""Figures of a report (critical-difference diagrams, learning curves), saved as PNG and PDF."""
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from mlflow import MlflowClient  # noqa: E402
+
+from reports.render import pair_label  # noqa: E402
+from reports.runs import CELL_KEYS, REPORT_STATUS  # noqa: E402
+from reports.stats import FriedmanResult  # noqa: E402
+from reports.tables import PAIR_KEYS  # noqa: E402
+
+FORMATS = ("png", "pdf")
+CURVE_PREFIX = "curve_"
+
+
+def save(figure: Figure, path_stem: Path) -> list[Path]:
+    """Write `figure` as `path_stem`.png and .pdf, close it, and return the two paths."""
+    path_stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [path_stem.with_suffix(f".{fmt}") for fmt in FORMATS]
+    for path in paths:
+        figure.savefig(path, bbox_inches="tight", dpi=150)
+    plt.close(figure)
+    return paths
+
+
+def nemenyi_cliques(avg_ranks: pd.Series, cd: float) -> list[tuple[int, int]]:
+    """Maximal runs (first, last positions in rank order) of columns whose average ranks differ by
+    less than `cd`: the groups joined by a bar in Demsar's diagram."""
+    ranks = np.sort(avg_ranks.to_numpy())
+    runs = [
+        (i, max(j for j in range(i, len(ranks)) if ranks[j] - ranks[i] < cd))
+        for i in range(len(ranks))
+    ]
+    maximal = [r for r in runs if r[1] > r[0]]
+    return [
+        r for r in maximal if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in maximal)
+    ]
+
+
+def cd_diagram(result: FriedmanResult) -> Figure:
+    """Demsar's critical-difference diagram: average ranks on an axis (1 = best, on the left),
+    each (method, engine) labelled, the CD interval, and bars joining groups within CD."""
+    ranks = result.avg_ranks.sort_values()
+    k = len(ranks)
+    half = (k + 1) // 2
+    figure, ax = plt.subplots(figsize=(8, 1.6 + 0.3 * half))
+    ax.set_xlim(0.5, k + 0.5)
+    ax.set_ylim(-(half + 0.5), 1.8)
+    ax.axis("off")
+    ax.hlines(0, 1, k, color="black")
+    for r in range(1, k + 1):
+        ax.vlines(r, 0, 0.15, color="black")
+        ax.text(r, 0.25, str(r), ha="center", va="bottom")
+    ax.hlines(1.3, 1, 1 + result.cd, color="black", linewidth=2)
+    ax.text(1 + result.cd / 2, 1.4, f"CD = {result.cd:.2f}", ha="center", va="bottom")
+    for position, (pair, rank) in enumerate(ranks.items()):
+        left = position < half
+        depth = -(position + 1 if left else k - position)
+        edge = 0.5 if left else k + 0.5
+        ax.plot([rank, rank, edge], [0, depth, depth], color="black", linewidth=0.8)
+        label = f"{pair_label(pair)} ({rank:.2f})"
+        ax.text(edge, depth + 0.1, label, ha="left" if left else "right", va="bottom", fontsize=8)
+    for offset, (first, last) in enumerate(nemenyi_cliques(ranks, result.cd)):
+        y = -0.3 - 0.2 * offset
+        ax.hlines(y, ranks.iloc[first] - 0.03, ranks.iloc[last] + 0.03, color="black", linewidth=3)
+    ax.set_title(f"{result.metric}: Nemenyi CD (alpha 0.05, N = {result.n_datasets})")
+    return figure
+
+
+def load_curves(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Long table of the stepped `metric` (a `curve_*` learning curve; step = rounds) of `runs`:
+    dataset, method, engine, seed, rounds, value."""
+    rows = []
+    for run in runs.to_dict("records"):
+        cell = {key: run[key] for key in [*CELL_KEYS, "seed"]}
+        rows += [
+            {**cell, "rounds": m.step, "value": m.value}
+            for m in client.get_metric_history(run["run_id"], metric)
+        ]
+    return pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "rounds", "value"])
+
+
+def learning_curves(curves: pd.DataFrame, metric: str) -> Figure:
+    """One panel per dataset, one line per (method, engine): `metric` against the number of
+    rounds, the mean over seeds at each logged round; one legend for all panels."""
+    mean = curves.groupby([*CELL_KEYS, "rounds"])["value"].mean()
+    datasets = sorted(curves["dataset"].unique())
+    n_cols = min(3, len(datasets))
+    n_rows = -(-len(datasets) // n_cols)
+    figure, axes = plt.subplots(
+        n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows), squeeze=False, layout="constrained"
+    )
+    pairs = sorted(curves.groupby(PAIR_KEYS).groups)
+    colors = {pair: plt.cm.tab10(i % 10) for i, pair in enumerate(pairs)}
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        for (method, engine), line in mean.loc[dataset].groupby(level=PAIR_KEYS):
+            points = line.droplevel(PAIR_KEYS)
+            pair = (method, engine)
+            ax.plot(points.index, points.to_numpy(), color=colors[pair], label=pair_label(pair))
+        ax.set_title(dataset)
+        ax.set_xlabel("rounds")
+        ax.set_ylabel(metric.removeprefix(CURVE_PREFIX))
+    for ax in axes.flat[len(datasets) :]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=colors[pair]) for pair in pairs]
+    figure.legend(
+        handles,
+        [pair_label(pair) for pair in pairs],
+        loc="outside lower center",
+        ncols=min(4, len(pairs)),
+        title="method / engine (mean over seeds)",
+    )
+    return figure
+
+
+def log_report_run(client: MlflowClient, experiment_id: str, paths: list[Path]) -> str:
+    """A new run named `report` (tag status=report, so the tables leave it out) holding `paths`
+    as artifacts under `figures/`; returns its run id."""
+    run = client.create_run(experiment_id, run_name="report", tags={"status": REPORT_STATUS})
+    for path in paths:
+        client.log_artifact(run.info.run_id, str(path), artifact_path="figures")
+    client.set_terminated(run.info.run_id)
+    return run.info.run_id
