@@ -42,7 +42,7 @@ def test_every_option_composes_and_names_itself(group, option):
 
 
 N_JOBS = {
-    "default": 4 * 2 * 3,  # datasets x engines x seeds
+    "default": 4 * 7 * 2 * 3,  # datasets x methods x engines x seeds
     "parity": 6 * 6 * 4 * 3,  # datasets x methods x engines x seeds
     "esl_10_2": 3 * 2 * 5,  # methods x engines x seeds
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
