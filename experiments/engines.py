@@ -7,6 +7,7 @@ one that a reference only approximates runs, and `approximation` says how (the r
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 from omegaconf import DictConfig
@@ -19,6 +20,11 @@ BOOTSTRAP_FRACTION = 1.0 - np.exp(-1.0)  # expected share of distinct rows in a 
 LIGHTGBM_MAX_LEAVES = 131072
 # LightGBM's Poisson hessian is exp(F + poisson_max_delta_step), and the step must be > 0
 LIGHTGBM_POISSON_DELTA = 1e-12
+
+
+INHOUSE_FAMILIES = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees",
+                    "bagging": "Bagging", "adaboost": "AdaBoost", "logitboost": "LogitBoost",
+                    "l2boost": "L2Boost"}
 
 
 class SkippedJob(Exception):
@@ -92,9 +98,25 @@ def _check_neutral(engine: str, method: DictConfig, **neutral: object) -> None:
 SCIKIT_FORESTS = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees"}
 
 
+def inhouse_estimator(spec: Spec) -> BaseEstimator:
+    """The in-house estimator of a method other than gbt: its constructor takes the method
+    config's fields by name (criterion for classification only), the seed and the threads."""
+    import ensembles
+
+    params = {
+        name: value.value if isinstance(value, Enum) else value
+        for name, value in spec.method.items()
+        if name != "name"
+    }
+    if spec.regression:
+        params.pop("criterion", None)
+    task = "Regressor" if spec.regression else "Classifier"
+    model = getattr(ensembles, f"{INHOUSE_FAMILIES[method_key(spec.method)]}{task}")
+    return model(**params, random_state=spec.seed, n_jobs=spec.n_jobs)
+
+
 def _scikit_forest(module, spec: Spec) -> BaseEstimator:
-    """RandomForest* or ExtraTrees* of a module with scikit-learn's constructor
-    (sklearn.ensemble, ensembles)."""
+    """RandomForest* or ExtraTrees* of a module with scikit-learn's constructor."""
     method = spec.method
     params = {
         "n_estimators": method.n_estimators,
@@ -112,12 +134,6 @@ def _scikit_forest(module, spec: Spec) -> BaseEstimator:
     if spec.regression:
         return getattr(module, f"{prefix}Regressor")(**params)
     return getattr(module, f"{prefix}Classifier")(criterion=method.criterion.value, **params)
-
-
-def inhouse_forest(spec: Spec) -> BaseEstimator:
-    import ensembles
-
-    return _scikit_forest(ensembles, spec)
 
 
 def sklearn_forest(spec: Spec) -> BaseEstimator:
@@ -229,20 +245,6 @@ def _cart_params(spec: Spec) -> dict:
     return params
 
 
-def inhouse_bagging(spec: Spec) -> BaseEstimator:
-    import ensembles
-
-    model = ensembles.BaggingRegressor if spec.regression else ensembles.BaggingClassifier
-    return model(
-        n_estimators=spec.method.n_estimators,
-        bootstrap=spec.method.bootstrap,
-        oob_score=spec.method.oob_score,
-        random_state=spec.seed,
-        n_jobs=spec.n_jobs,
-        **_cart_params(spec),
-    )
-
-
 def sklearn_bagging(spec: Spec) -> BaseEstimator:
     """Bagging* of DecisionTree* with the same tree parameters, on all rows and features."""
     from sklearn import ensemble, tree
@@ -264,18 +266,6 @@ def sklearn_bagging(spec: Spec) -> BaseEstimator:
 # AdaBoost, LogitBoost, L2Boost.
 
 
-def inhouse_adaboost(spec: Spec) -> BaseEstimator:
-    import ensembles
-
-    return ensembles.AdaBoostClassifier(
-        n_estimators=spec.method.n_estimators,
-        learning_rate=spec.method.learning_rate,
-        max_depth=spec.method.max_depth,
-        random_state=spec.seed,
-        n_jobs=spec.n_jobs,
-    )
-
-
 def sklearn_adaboost(spec: Spec) -> BaseEstimator:
     """AdaBoostClassifier (SAMME only since scikit-learn 1.6) of DecisionTreeClassifier."""
     from sklearn.ensemble import AdaBoostClassifier
@@ -289,19 +279,6 @@ def sklearn_adaboost(spec: Spec) -> BaseEstimator:
     )
 
 
-def inhouse_logitboost(spec: Spec) -> BaseEstimator:
-    import ensembles
-
-    return ensembles.LogitBoostClassifier(
-        n_estimators=spec.method.n_estimators,
-        learning_rate=spec.method.learning_rate,
-        max_depth=spec.method.max_depth,
-        z_max=spec.method.z_max,
-        random_state=spec.seed,
-        n_jobs=spec.n_jobs,
-    )
-
-
 def _l2boost_params(spec: Spec) -> dict:
     method = spec.method
     return {
@@ -312,13 +289,6 @@ def _l2boost_params(spec: Spec) -> dict:
         "subsample": method.subsample,
         "random_state": spec.seed,
     }
-
-
-def inhouse_l2boost(spec: Spec) -> BaseEstimator:
-    import ensembles
-
-    model = ensembles.L2BoostRegressor if spec.regression else ensembles.L2BoostClassifier
-    return model(**_l2boost_params(spec), n_jobs=spec.n_jobs)
 
 
 def sklearn_l2boost(spec: Spec) -> BaseEstimator:
@@ -547,18 +517,18 @@ def sklearn_gbt(spec: Spec) -> BaseEstimator:
 Builder = Callable[[Spec], BaseEstimator]
 
 BUILDERS: dict[tuple[str, str], Builder] = {
-    ("random_forest", "inhouse"): inhouse_forest,
+    ("random_forest", "inhouse"): inhouse_estimator,
     ("random_forest", "sklearn"): sklearn_forest,
     ("random_forest", "xgboost"): xgboost_random_forest,
     ("random_forest", "lightgbm"): lightgbm_random_forest,
-    ("extra_trees", "inhouse"): inhouse_forest,
+    ("extra_trees", "inhouse"): inhouse_estimator,
     ("extra_trees", "sklearn"): sklearn_forest,
-    ("bagging", "inhouse"): inhouse_bagging,
+    ("bagging", "inhouse"): inhouse_estimator,
     ("bagging", "sklearn"): sklearn_bagging,
-    ("adaboost", "inhouse"): inhouse_adaboost,
+    ("adaboost", "inhouse"): inhouse_estimator,
     ("adaboost", "sklearn"): sklearn_adaboost,
-    ("logitboost", "inhouse"): inhouse_logitboost,
-    ("l2boost", "inhouse"): inhouse_l2boost,
+    ("logitboost", "inhouse"): inhouse_estimator,
+    ("l2boost", "inhouse"): inhouse_estimator,
     ("l2boost", "sklearn"): sklearn_l2boost,
     ("gbt", "inhouse"): inhouse_gbt,
     ("gbt", "xgboost"): xgboost_gbt,
