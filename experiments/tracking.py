@@ -2,6 +2,7 @@
 callback that prepares the store once and reports failed jobs."""
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -114,6 +115,14 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+ENGINE_LIBRARIES = ("numba", "numpy", "scikit-learn", "xgboost", "lightgbm")
+
+
+def library_versions() -> dict[str, str]:
+    """Tags version.<library>: the installed versions of the engines' libraries."""
+    return {f"version.{name}": importlib.metadata.version(name) for name in ENGINE_LIBRARIES}
+
+
 def log_job(cfg: DictConfig, key: str) -> None:
     """Tags that identify the job, the flattened config as params, config.yaml as an artifact."""
     tags = {
@@ -128,7 +137,7 @@ def log_job(cfg: DictConfig, key: str) -> None:
     }
     if SWEEP_ID_ENV in os.environ:
         tags["sweep_id"] = os.environ[SWEEP_ID_ENV]
-    mlflow.set_tags(tags)
+    mlflow.set_tags({**tags, **library_versions()})
     mlflow.log_params(flatten(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)))
     mlflow.log_text(OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 

@@ -133,3 +133,16 @@ def test_resume_reruns_a_failed_job(compose_job, runs_of, monkeypatch):
         assert run_job(cfg) == "failed"
     assert run_job(cfg) == "ok"
     assert sorted(r.data.tags["status"] for r in runs_of(cfg)) == ["failed", "ok"]
+
+
+def test_a_run_records_the_library_versions(compose_job, runs_of):
+    import sklearn
+    import xgboost
+
+    from experiments.run import run_job
+
+    cfg = compose_job("dataset=wine", "engine=sklearn", "method.n_estimators=5")
+    assert run_job(cfg) == "ok"
+    [run] = runs_of(cfg)
+    assert run.data.tags["version.scikit-learn"] == sklearn.__version__
+    assert run.data.tags["version.xgboost"] == xgboost.__version__
