@@ -30,6 +30,7 @@ class Task(Enum):
 class EvalKind(Enum):
     holdout = "holdout"
     kfold = "kfold"
+    bias_variance = "bias_variance"  # a fixed holdout test set, n_bootstrap training sets
 
 
 class Criterion(Enum):
@@ -70,6 +71,95 @@ class Friedman1Config(DatasetConfig):
 
 
 @dataclass
+class Friedman2Config(DatasetConfig):
+    """Friedman (1991) #2: y = (x1^2 + (x2 x3 - 1/(x2 x4))^2)^0.5 + noise N(0, 125^2), the 3:1
+    signal-to-noise ratio of Breiman (1996, "Bagging predictors")."""
+
+    name: str = "friedman2"
+    task: Task = Task.regression
+    n_samples: int = 2000
+    noise: float = 125.0
+    data_seed: int = 0
+
+
+@dataclass
+class Friedman3Config(DatasetConfig):
+    """Friedman (1991) #3: y = arctan((x2 x3 - 1/(x2 x4)) / x1) + noise N(0, 0.1^2), the 3:1
+    signal-to-noise ratio of Breiman (1996, "Bagging predictors")."""
+
+    name: str = "friedman3"
+    task: Task = Task.regression
+    n_samples: int = 2000
+    noise: float = 0.1
+    data_seed: int = 0
+
+
+@dataclass
+class NestedSpheresConfig(DatasetConfig):
+    """Friedman, Hastie, Tibshirani (2000, sec. 6): X ~ N(0, I_p), K equally likely classes cut
+    at chi2_p quantiles of sum x_j^2; task must be binary for K = 2, multiclass for K > 2."""
+
+    name: str = "nested_spheres"
+    task: Task = Task.binary
+    n_samples: int = 10000
+    n_features: int = 10
+    n_classes: int = 2
+    data_seed: int = 0
+
+
+@dataclass
+class SyntheticClassificationConfig(DatasetConfig):
+    """scikit-learn's make_classification (Guyon 2003, the Madelon design), same parameters;
+    task must be binary for n_classes = 2, multiclass for n_classes > 2."""
+
+    name: str = "synthetic_classification"
+    task: Task = Task.binary
+    n_samples: int = 10000
+    n_features: int = 20
+    n_informative: int = 10
+    n_redundant: int = 0
+    n_classes: int = 2
+    flip_y: float = 0.01
+    class_sep: float = 1.0
+    data_seed: int = 0
+
+
+@dataclass
+class SyntheticRegressionConfig(DatasetConfig):
+    """scikit-learn's make_regression: y = X w + noise N(0, noise^2), w nonzero on n_informative
+    features."""
+
+    name: str = "synthetic_regression"
+    task: Task = Task.regression
+    n_samples: int = 10000
+    n_features: int = 20
+    n_informative: int = 10
+    noise: float = 1.0
+    data_seed: int = 0
+
+
+@dataclass
+class TableConfig(DatasetConfig):
+    """A local CSV or Parquet file: `target` is the label column; the task is the user's to
+    state (dataset.task=binary|multiclass|regression)."""
+
+    name: str = "csv"
+    path: str = MISSING
+    target: str = MISSING
+
+
+@dataclass
+class OpenMLConfig(DatasetConfig):
+    """An OpenML dataset by id, cached in data_home (None: env ENSEMBLES_OPENML_HOME, else
+    ~/.cache/ensembles-lab/openml); target None: its default target; the task is the user's."""
+
+    name: str = "openml"
+    data_id: int = MISSING
+    target: str | None = None
+    data_home: str | None = None
+
+
+@dataclass
 class MethodConfig:
     """A method option: `name` is its option and its `method` tag; the schema's `key` is the
     estimator family it builds (a variant such as conf/method/stump.yaml reuses a schema)."""
@@ -88,7 +178,7 @@ class RandomForestConfig(MethodConfig):
     max_depth: int | None = None
     min_samples_split: int = 2
     min_samples_leaf: int = 1
-    max_features: Any = "sqrt"
+    max_features: Any = "auto"  # sqrt for classification, 1.0 for regression (as scikit-learn)
     max_leaf_nodes: int | None = None
     bootstrap: bool = True
     oob_score: bool = False
@@ -234,6 +324,7 @@ class EvalConfig:
     n_repeats: int = 1
     curve_every: int = 10  # learning-curve step of iterative methods, in rounds
     parity: bool = False  # also fit the in-house estimator and log parity_* metrics
+    n_bootstrap: int = 20  # training sets of kind=bias_variance (experiments/bias_variance.py)
 
 
 @dataclass
@@ -261,6 +352,13 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "dataset_schema": DatasetConfig,
         "hastie_10_2_schema": Hastie10_2Config,
         "friedman1_schema": Friedman1Config,
+        "friedman2_schema": Friedman2Config,
+        "friedman3_schema": Friedman3Config,
+        "nested_spheres_schema": NestedSpheresConfig,
+        "synthetic_classification_schema": SyntheticClassificationConfig,
+        "synthetic_regression_schema": SyntheticRegressionConfig,
+        "csv_schema": TableConfig,
+        "openml_schema": OpenMLConfig,
     },
     "method": {
         "random_forest_schema": RandomForestConfig,
@@ -292,6 +390,17 @@ def register_configs() -> None:
 def group_options(group: str) -> list[str]:
     """The options of a config group: its yaml files in conf/ (schema nodes left out)."""
     return sorted(path.stem for path in (CONF_DIR / group).glob("*.yaml"))
+
+
+def exit_if_incomplete(cfg: DictConfig) -> None:
+    """Exit with status 2 and one line on stderr naming every mandatory value (???) that the
+    command line left unset (dataset=csv without dataset.path, ...), before any run starts."""
+    job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
+    missing = sorted(OmegaConf.missing_keys(job))
+    if missing:
+        settings = " ".join(f"{key}=..." for key in missing)
+        print(f"error: missing value for {', '.join(missing)}; set {settings}", file=sys.stderr)
+        sys.exit(2)
 
 
 def describe_config_error(error: Exception) -> str:

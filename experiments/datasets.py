@@ -2,18 +2,96 @@
 
 To add a dataset: a loader here, a schema in configs.py if it has parameters, a conf/dataset yaml.
 Generated datasets are seeded by the dataset's `data_seed`, so every job seed sees the same data.
+Tables (a local file, OpenML) keep missing features as NaN and refuse rows without a target.
 """
 
+import os
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from omegaconf import DictConfig, OmegaConf
+from scipy import stats
 from sklearn import datasets
 
 from experiments.configs import Task
 
 Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
+
+OPENML_HOME_ENV = "ENSEMBLES_OPENML_HOME"
+OPENML_HOME_DEFAULT = "~/.cache/ensembles-lab/openml"
+
+
+def seeded(make: Loader) -> Loader:
+    """A scikit-learn generator whose random_state is the dataset's data_seed."""
+    return lambda data_seed, **params: make(random_state=data_seed, **params)
+
+
+def nested_spheres(
+    n_samples: int, n_features: int, n_classes: int, data_seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Nested spheres of Friedman, Hastie and Tibshirani (2000, "Additive logistic regression",
+    sec. 6): X ~ N(0, I_p) and class k = 1..K iff chi2_p.ppf((k-1)/K) <= sum_j x_j^2 <
+    chi2_p.ppf(k/K), so the K classes are equally likely (labels here are k - 1)."""
+    X = np.random.default_rng(data_seed).standard_normal((n_samples, n_features))
+    radii = stats.chi2.ppf(np.arange(1, n_classes) / n_classes, df=n_features)
+    return X, np.searchsorted(radii, np.einsum("ij,ij->i", X, X), side="right")
+
+
+def frame_to_xy(frame: pd.DataFrame, target: str, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Features as float64, non-numeric columns as their pandas category codes (missing values
+    stay NaN in every column), and the `target` column; a row without a target is refused."""
+    if target not in frame.columns:
+        columns = ", ".join(map(str, frame.columns))
+        raise ValueError(f"no target column '{target}' in {source}; columns: {columns}")
+    y = frame[target]
+    n_missing = int(y.isna().sum())
+    if n_missing:
+        raise ValueError(
+            f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows"
+        )
+    features = frame.drop(columns=target)
+    X = np.empty(features.shape)
+    for j, (_, column) in enumerate(features.items()):
+        if pd.api.types.is_numeric_dtype(column):
+            X[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            codes = column.astype("category").cat.codes.to_numpy()
+            X[:, j] = np.where(codes >= 0, codes, np.nan)
+    return X, y.to_numpy()
+
+
+def load_table(path: str, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """A local Parquet file (suffix .parquet) or CSV file (any other suffix) read by pandas."""
+    file = Path(path).expanduser().absolute()
+    if not file.is_file():
+        raise FileNotFoundError(f"no dataset file {file}")
+    frame = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
+    return frame_to_xy(frame, target, str(file))
+
+
+def load_openml(
+    data_id: int, target: str | None, data_home: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """OpenML dataset `data_id`, downloaded once into the cache `data_home` (else env
+    ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml); `target` defaults to the
+    dataset's default target."""
+    home = Path(data_home or os.environ.get(OPENML_HOME_ENV) or OPENML_HOME_DEFAULT).expanduser()
+    try:
+        bunch = datasets.fetch_openml(
+            data_id=data_id, data_home=home, as_frame=True, target_column=None
+        )
+    except OSError as error:  # URLError, TimeoutError: offline and not in the cache
+        raise OSError(
+            f"OpenML dataset {data_id} is not in the cache {home} and cannot be downloaded: {error}"
+        ) from error
+    target = target or bunch.details.get("default_target_attribute")
+    if not target:
+        raise ValueError(f"OpenML dataset {data_id} has no default target; set dataset.target")
+    return frame_to_xy(bunch.frame, target, f"OpenML dataset {data_id}")
+
 
 LOADERS: dict[str, Loader] = {
     "breast_cancer": lambda: datasets.load_breast_cancer(return_X_y=True),
@@ -21,31 +99,64 @@ LOADERS: dict[str, Loader] = {
     "iris": lambda: datasets.load_iris(return_X_y=True),
     "digits": lambda: datasets.load_digits(return_X_y=True),
     "diabetes": lambda: datasets.load_diabetes(return_X_y=True),
-    "hastie_10_2": lambda n_samples, data_seed: datasets.make_hastie_10_2(
-        n_samples=n_samples, random_state=data_seed
-    ),
-    "friedman1": lambda n_samples, n_features, noise, data_seed: datasets.make_friedman1(
-        n_samples=n_samples, n_features=n_features, noise=noise, random_state=data_seed
-    ),
+    "hastie_10_2": seeded(datasets.make_hastie_10_2),
+    "friedman1": seeded(datasets.make_friedman1),
+    "friedman2": seeded(datasets.make_friedman2),
+    "friedman3": seeded(datasets.make_friedman3),
+    "nested_spheres": nested_spheres,
+    "synthetic_classification": seeded(datasets.make_classification),
+    "synthetic_regression": seeded(datasets.make_regression),
+    "csv": load_table,
+    "openml": load_openml,
 }
 
 
 def load_dataset(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of the dataset config; class labels are encoded as 0..K-1 for classification."""
-    params = OmegaConf.to_container(cfg, enum_to_str=True)
-    return _load(tuple(sorted(params.items())))
+    params = OmegaConf.to_container(cfg, enum_to_str=True, throw_on_missing=True)
+    return _load(tuple(sorted(params.items())), file_stamp(params.get("path")))
+
+
+def file_stamp(path: str | None) -> tuple[int, int] | None:
+    """(size, mtime) of a dataset file, so that an edited file is read again; None if no file."""
+    try:
+        stat = Path(path).expanduser().stat()
+    except (TypeError, OSError):
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 @lru_cache(maxsize=8)
-def _load(params: tuple[tuple[str, object], ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Load once per process and per config: a sweep does not regenerate data for every job."""
+def _load(
+    params: tuple[tuple[str, object], ...], stamp: tuple[int, int] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Load once per process and per config (and file stamp, which only keys the cache): a sweep
+    does not regenerate or re-read data for every job."""
     kwargs = dict(params)
     name, task = kwargs.pop("name"), Task(kwargs.pop("task"))
     if name not in LOADERS:
         raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(LOADERS))}")
     X, y = LOADERS[name](**kwargs)
-    if task is not Task.regression:
-        y = np.unique(y, return_inverse=True)[1]
+    y = encode_target(name, task, y)
     X.setflags(write=False)
     y.setflags(write=False)
     return X, y
+
+
+def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
+    """A regression target as float64; class labels as 0..K-1, where the task is binary iff K = 2
+    and multiclass iff K > 2."""
+    if task is Task.regression:
+        if y.dtype.kind not in "iuf":
+            raise ValueError(f"dataset {name}: a regression target must be numeric, not {y.dtype}")
+        return y.astype(np.float64, copy=False)
+    classes, labels = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(f"dataset {name} has {len(classes)} class; classification needs 2 or more")
+    declared = Task.binary if len(classes) == 2 else Task.multiclass
+    if task is not declared:
+        raise ValueError(
+            f"dataset {name} has {len(classes)} classes: set dataset.task={declared.value}, "
+            f"not {task.value}"
+        )
+    return labels

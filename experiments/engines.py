@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import Criterion, GrowPolicy, Task, method_key
+from experiments.early_stopping import HoldoutEarlyStopping
 
 BOOTSTRAP_FRACTION = 1.0 - np.exp(-1.0)  # expected share of distinct rows in a bootstrap, 0.632
 LIGHTGBM_MAX_LEAVES = 131072
@@ -364,8 +365,6 @@ def xgboost_gbt(spec: Spec) -> BaseEstimator:
         raise SkippedJob(XGBOOST_MISSING_LOSSES[name])
     if name == "softmax" and spec.task is Task.binary:
         raise SkippedJob("xgboost's XGBClassifier predicts 2-class softprob as multi-label")
-    if method.early_stopping_rounds is not None:
-        raise SkippedJob("xgboost early-stops on an eval_set given to fit; not mapped")
     _check_neutral("xgboost", method, min_child_samples=1)
     params = {
         "objective": XGBOOST_OBJECTIVES[name],
@@ -391,9 +390,8 @@ def xgboost_gbt(spec: Spec) -> BaseEstimator:
         params["quantile_alpha"] = loss.alpha
     if name == "poisson":
         params["max_delta_step"] = 0.0  # XGBoost's default 0.7 damps the Poisson hessian
-    if spec.regression:
-        return xgboost.XGBRegressor(**params)
-    return xgboost.XGBClassifier(**params)
+    model = xgboost.XGBRegressor if spec.regression else xgboost.XGBClassifier
+    return with_early_stopping(model(**params), spec)
 
 
 LIGHTGBM_OBJECTIVES = {
@@ -417,8 +415,6 @@ def lightgbm_gbt(spec: Spec) -> BaseEstimator:
     name = gbt_loss(loss, spec.task)
     if name not in LIGHTGBM_OBJECTIVES:
         raise SkippedJob(f"lightgbm has no {name} loss")
-    if method.early_stopping_rounds is not None:
-        raise SkippedJob("lightgbm early-stops on an eval_set given to fit; not mapped")
     _check_neutral("lightgbm", method, base_score=None)
     params = {
         "objective": LIGHTGBM_OBJECTIVES[name],
@@ -449,9 +445,17 @@ def lightgbm_gbt(spec: Spec) -> BaseEstimator:
         params["poisson_max_delta_step"] = LIGHTGBM_POISSON_DELTA
     if name == "softmax" and spec.task is Task.binary:
         params["num_class"] = 2
-    if spec.regression:
-        return lightgbm.LGBMRegressor(**params)
-    return lightgbm.LGBMClassifier(**params)
+    model = lightgbm.LGBMRegressor if spec.regression else lightgbm.LGBMClassifier
+    return with_early_stopping(model(**params), spec)
+
+
+def with_early_stopping(model: BaseEstimator, spec: Spec) -> BaseEstimator:
+    """The library model, wrapped to stop early on the in-house GBT's validation rows when the
+    method config asks for early stopping."""
+    if spec.method.early_stopping_rounds is None:
+        return model
+    return HoldoutEarlyStopping(model, spec.method.early_stopping_rounds,
+                                spec.method.validation_fraction, random_state=spec.seed)
 
 
 SKLEARN_HIST_LOSSES = {
@@ -563,8 +567,19 @@ def build_estimator(
     if (method, engine) not in BUILDERS:
         default = f"no {engine} implementation of {method}"
         raise SkippedJob(NO_REFERENCE.get((method, engine), default))
-    spec = Spec(cfg.method, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
+    method_config = with_task_defaults(cfg.method, task)
+    spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
     return BUILDERS[method, engine](spec)
+
+
+def with_task_defaults(method: DictConfig, task: Task) -> DictConfig:
+    """The method config with max_features=auto resolved to scikit-learn's default for the
+    task: sqrt for classification (Breiman 2001), 1.0 (every feature) for regression."""
+    if method.get("max_features") != "auto":
+        return method
+    resolved = method.copy()
+    resolved.max_features = 1.0 if task is Task.regression else "sqrt"
+    return resolved
 
 
 def approximation(cfg: DictConfig) -> str | None:

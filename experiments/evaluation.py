@@ -7,20 +7,25 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from omegaconf import DictConfig
 from sklearn import metrics, model_selection
 from sklearn.base import BaseEstimator, clone
 
 from experiments.configs import EvalKind, Task
+from experiments.diversity import diversity_scores
+from experiments.ensemble_members import curve_points, size_metrics
+from experiments.margins import training_margins
 
 
 def splits(
     cfg: DictConfig, task: Task, X: np.ndarray, y: np.ndarray, seed: int
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) index pairs: n_repeats holdouts of test_size, or n_repeats x n_splits folds;
-    stratified on y for classification."""
+    """(train, test) index pairs: n_repeats holdouts of test_size (kind bias_variance uses the
+    first as its fixed test set), or n_repeats x n_splits folds; stratified on y for
+    classification."""
     stratified = task is not Task.regression
-    if cfg.kind is EvalKind.holdout:
+    if cfg.kind in (EvalKind.holdout, EvalKind.bias_variance):
         splitter_class = (
             model_selection.StratifiedShuffleSplit if stratified else model_selection.ShuffleSplit
         )
@@ -43,20 +48,23 @@ def evaluate(
     y: np.ndarray,
     folds: Iterable[tuple[np.ndarray, np.ndarray]],
     curve_every: int,
-) -> tuple[list[dict[str, float]], dict[int, float]]:
-    """Fit and score the estimator on each (train, test) split; with an in-house twin, add the
-    parity metrics of each split. Return the scores of each split and the learning curve of
-    the first."""
-    scores, curve = [], {}
+) -> tuple[list[dict[str, float]], dict[int, float], pd.DataFrame | None]:
+    """Fit and score the estimator on each (train, test) split, with the diversity of an
+    ensemble of independent members; with an in-house twin, add the parity metrics of each
+    split. Return the scores of each split, the learning curve and (AdaBoost, LogitBoost) the
+    training margins of the first."""
+    scores, curve, margins = [], {}, None
     for index, (train, test) in enumerate(folds):
         model, split_scores = fit_and_score(estimator, task, X[train], y[train], X[test], y[test])
+        split_scores |= diversity_scores(model, X[test], y[test])
         if index == 0:
             curve = learning_curve(model, task, X[test], y[test], curve_every)
+            margins = training_margins(model, X[train], y[train])
         if inhouse is not None:
             twin = clone(inhouse).fit(X[train], y[train])
             split_scores |= parity_scores(twin, model, task, X[train], X[test], y[test])
         scores.append(split_scores)
-    return scores, curve
+    return scores, curve, margins
 
 
 def fit_and_score(
@@ -67,7 +75,7 @@ def fit_and_score(
     X_test: np.ndarray,
     y_test: np.ndarray,
 ) -> tuple[BaseEstimator, dict[str, float]]:
-    """Fit a clone of the estimator; return it with its test metrics and timings."""
+    """Fit a clone of the estimator; return it with its test metrics, timings and size."""
     model = clone(estimator)
     start = time.perf_counter()
     model.fit(X_train, y_train)
@@ -76,6 +84,7 @@ def fit_and_score(
     scores = test_metrics(model, task, X_test, y_test)
     scores["predict_seconds"] = time.perf_counter() - start
     scores["fit_seconds"] = fit_seconds
+    scores |= size_metrics(model)
     if getattr(model, "oob_score", False):
         scores["oob_score"] = float(model.oob_score_)
     return model, scores
@@ -111,17 +120,14 @@ def test_metrics(
 def learning_curve(
     model: BaseEstimator, task: Task, X_test: np.ndarray, y_test: np.ndarray, every: int
 ) -> dict[int, float]:
-    """{rounds: primary test metric} after round 1, every `every` rounds and the last round,
-    from staged_predict; empty for a model without it or with every = 0."""
-    if every < 1 or not hasattr(model, "staged_predict"):
+    """{rounds: primary test metric} after round (or member) 1, every `every` rounds and the
+    last one; empty for a model that is not iterative or with every = 0."""
+    if every < 1:
         return {}
-    curve, rounds, y_pred = {}, 0, None
-    for rounds, y_pred in enumerate(model.staged_predict(X_test), start=1):
-        if rounds == 1 or rounds % every == 0:
-            curve[rounds] = primary_score(task, y_test, y_pred)
-    if rounds > 0:
-        curve[rounds] = primary_score(task, y_test, y_pred)
-    return curve
+    return {
+        rounds: primary_score(task, y_test, y_pred)
+        for rounds, y_pred in curve_points(model, X_test, every)
+    }
 
 
 def parity_scores(

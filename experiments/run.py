@@ -8,12 +8,17 @@ python -m experiments.run -m +sweep=default                # a sweep
 import logging
 
 import hydra
-import mlflow
 from omegaconf import DictConfig
 from threadpoolctl import threadpool_limits
 
 from experiments import tracking
-from experiments.configs import one_line_config_errors, register_configs
+from experiments.bias_variance import evaluate_bias_variance
+from experiments.configs import (
+    EvalKind,
+    exit_if_incomplete,
+    one_line_config_errors,
+    register_configs,
+)
 from experiments.datasets import load_dataset
 from experiments.engines import SkippedJob, approximation, build_estimator
 from experiments.evaluation import evaluate, peak_rss_mb, primary_metric, reset_peak_rss, splits
@@ -29,9 +34,9 @@ def run_job(cfg: DictConfig) -> str:
     experiment_id = tracking.open_experiment(cfg.mlflow)
     key = tracking.run_key(cfg)
     if cfg.resume and tracking.has_ok_run(experiment_id, key):
-        log.info("resumed: an ok run of run_key %s exists", key)
+        log.info("%s resumed: an ok run of run_key %s exists", job_name(cfg), key)
         return "resumed"
-    with mlflow.start_run(experiment_id=experiment_id):
+    with tracking.job_run(experiment_id):
         try:
             reset_peak_rss()
             tracking.log_job(cfg, key)
@@ -46,22 +51,44 @@ def run_job(cfg: DictConfig) -> str:
             # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too
             threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None  # -1: every core
             with threadpool_limits(limits=threads, user_api="openmp"):
-                scores, curve = evaluate(estimator, twin, task, X, y, folds, cfg.eval.curve_every)
+                if cfg.eval.kind is EvalKind.bias_variance:
+                    scores, decomposition = evaluate_bias_variance(
+                        estimator, task, X, y, next(folds), cfg.eval.n_bootstrap, cfg.seed
+                    )
+                    curve, margins = {}, None
+                else:
+                    scores, curve, margins = evaluate(
+                        estimator, twin, task, X, y, folds, cfg.eval.curve_every
+                    )
+                    decomposition = {}
             if curve:
                 tracking.log_curve(f"curve_{primary_metric(task)}", curve)
+            if margins is not None:
+                tracking.log_margins(margins)
+            if decomposition:
+                tracking.log_metrics(decomposition)
             means = tracking.log_scores(scores, peak_rss_mb())
         except SkippedJob as reason:
-            log.warning("skipped: %s", reason)
+            log.warning("%s skipped: %s", job_name(cfg), reason)
             return tracking.mark("skipped", skip_reason=str(reason))
         except Exception as error:
-            log.error("failed: %s", error)
+            log.error("%s failed: %s", job_name(cfg), error)
             return tracking.mark_failed(error)
-        log.info("ok: %s", ", ".join(f"{name}={value:.4g}" for name, value in means.items()))
+        key_metrics = [primary_metric(task), "fit_seconds", "n_trees"]
+        shown = [f"{name}={means[name]:.4g}" for name in key_metrics if name in means]
+        log.info("%s ok: %s", job_name(cfg), ", ".join(shown))
         return tracking.mark("ok")
+
+
+def job_name(cfg: DictConfig) -> str:
+    """dataset/method/loss/engine seed=N: how a job is named in the sweep's log lines."""
+    parts = (cfg.dataset.name, cfg.method.name, cfg.loss.name, cfg.engine.name)
+    return f"{'/'.join(parts)} seed={cfg.seed}"
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def hydra_job(cfg: DictConfig) -> str:
+    exit_if_incomplete(cfg)
     return run_job(cfg)
 
 

@@ -1,15 +1,14 @@
-"""MLflow bookkeeping: the store, a job's identity (run_key), what a run logs, and the sweep
-callback that prepares the store once and reports failed jobs."""
+"""MLflow bookkeeping: the store, a job's identity (run_key) and what a run logs."""
 
 import hashlib
 import importlib.metadata
 import json
 import os
 import subprocess
-import sys
 import time
 import traceback
-import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,19 +16,18 @@ from urllib.parse import unquote
 
 import mlflow
 import numpy as np
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from hydra.core.global_hydra import GlobalHydra
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.errors import HydraException
-from hydra.experimental.callback import Callback
+import pandas as pd
 from mlflow import MlflowClient
-from mlflow.entities import Metric
+from mlflow.entities import Metric, RunStatus
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
+
+from experiments.store_retry import retry_when_busy
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
 ERROR_MAX_CHARS = 500
+MARGINS_ARTIFACT = "margins.csv"
 
 
 def tracking_uri(configured: str | None) -> str:
@@ -50,6 +48,7 @@ def _sqlite_path(uri: str) -> Path | None:
     return Path(unquote(uri[len(prefix) :])).resolve()
 
 
+@retry_when_busy
 def open_experiment(cfg: DictConfig) -> str:
     """Point MLflow at the store of the `mlflow` config node and return the id of its experiment,
     created if needed; a sqlite store keeps its artifacts beside it in mlartifacts/<name>."""
@@ -77,6 +76,7 @@ def run_key(cfg: DictConfig) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@retry_when_busy
 def has_ok_run(experiment_id: str, key: str) -> bool:
     """Whether the experiment already holds a run with this run_key and status ok."""
     runs = mlflow.search_runs(
@@ -86,6 +86,20 @@ def has_ok_run(experiment_id: str, key: str) -> bool:
         output_format="list",
     )
     return len(runs) > 0
+
+
+@contextmanager
+def job_run(experiment_id: str) -> Iterator[None]:
+    """mlflow.start_run/end_run, retried when the store is busy; a job interrupted by the
+    user (KeyboardInterrupt, SIGINT) is marked failed, so that resume runs it again."""
+    retry_when_busy(mlflow.start_run)(experiment_id=experiment_id)
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        mark_failed(interrupt)
+        retry_when_busy(mlflow.end_run)(RunStatus.to_string(RunStatus.KILLED))
+        raise
+    retry_when_busy(mlflow.end_run)()
 
 
 @lru_cache(maxsize=1)
@@ -123,6 +137,7 @@ def library_versions() -> dict[str, str]:
     return {f"version.{name}": importlib.metadata.version(name) for name in ENGINE_LIBRARIES}
 
 
+@retry_when_busy
 def log_job(cfg: DictConfig, key: str) -> None:
     """Tags that identify the job, the flattened config as params, config.yaml as an artifact."""
     tags = {
@@ -144,14 +159,20 @@ def log_job(cfg: DictConfig, key: str) -> None:
 
 def log_scores(scores: list[dict[str, float]], peak_rss_mb: float) -> dict[str, float]:
     """Log each split's metrics as split_<metric> at step = split index, their mean as <metric>,
-    and the job's peak resident memory; return the means."""
-    for step, split_scores in enumerate(scores):
-        mlflow.log_metrics({f"split_{name}": value for name, value in split_scores.items()}, step)
+    and the job's peak resident memory, in one batch; return the means."""
     means = {name: float(np.mean([split[name] for split in scores])) for name in scores[0]}
-    mlflow.log_metrics({**means, "peak_rss_mb": peak_rss_mb})
+    now = int(time.time() * 1000)
+    points = [
+        Metric(f"split_{name}", value, now, step)
+        for step, split_scores in enumerate(scores)
+        for name, value in split_scores.items()
+    ]
+    points += [Metric(name, value, now, 0) for name, value in means.items()]
+    log_batch(points + [Metric("peak_rss_mb", peak_rss_mb, now, 0)])
     return means
 
 
+@retry_when_busy
 def log_estimator(estimator: BaseEstimator, approximation: str | None) -> None:
     """Tag `estimator` (the class that runs the job) and, for a reference that only
     approximates the method config, `approximation` (how)."""
@@ -164,12 +185,29 @@ def log_estimator(estimator: BaseEstimator, approximation: str | None) -> None:
 
 def log_curve(name: str, curve: dict[int, float]) -> None:
     """A learning curve as the stepped metric `name`, step = number of rounds (one batch)."""
-    run_id = mlflow.active_run().info.run_id
     now = int(time.time() * 1000)
-    points = [Metric(name, value, now, step) for step, value in curve.items()]
-    MlflowClient().log_batch(run_id, metrics=points)
+    log_batch([Metric(name, value, now, step) for step, value in curve.items()])
 
 
+@retry_when_busy
+def log_metrics(metrics: dict[str, float]) -> None:
+    """Metrics of the active run at step 0, in one transaction."""
+    mlflow.log_metrics(metrics)
+
+
+@retry_when_busy
+def log_margins(margins: pd.DataFrame) -> None:
+    """The training margins (columns rounds, margin) as the artifact margins.csv."""
+    mlflow.log_text(margins.to_csv(index=False), MARGINS_ARTIFACT)
+
+
+@retry_when_busy
+def log_batch(metrics: list[Metric]) -> None:
+    """Metrics of the active run, one transaction per 1000 (MLflow's batch limit)."""
+    MlflowClient().log_batch(mlflow.active_run().info.run_id, metrics=metrics)
+
+
+@retry_when_busy
 def mark(status: str, **tags: str) -> str:
     """Tag the active run with its final status (and e.g. a skip_reason); return the status."""
     mlflow.set_tags({"status": status, **tags})
@@ -178,44 +216,7 @@ def mark(status: str, **tags: str) -> str:
 
 def mark_failed(error: BaseException) -> str:
     """Status failed, the error's first line as tag `error`, the traceback as traceback.txt."""
-    mlflow.log_text(traceback.format_exc(), "traceback.txt")
+    retry_when_busy(mlflow.log_text)(traceback.format_exc(), "traceback.txt")
     lines = str(error).strip().splitlines()
     text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
     return mark("failed", error=text[:ERROR_MAX_CHARS])
-
-
-def sweep_jobs(config: DictConfig) -> list[list[str]]:
-    """The override list of every job of a basic sweep, each composed once as a check: a sweep
-    with a job that does not compose fails here, before anything is written."""
-    loader = GlobalHydra.instance().config_loader()
-    params = config.hydra.sweeper.get("params") or {}
-    arguments = [f"{key}={value}" for key, value in params.items()]
-    arguments += list(config.hydra.overrides.task)
-    overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
-    jobs = [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
-    for job in jobs:
-        loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
-    return jobs
-
-
-class SweepCallback(Callback):
-    """Create the store and the experiment once in the parent before any job (workers racing on
-    a new sqlite store lose runs); after the sweep, exit non-zero if any job failed."""
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        try:
-            self.n_jobs = len(sweep_jobs(config))
-        except HydraException:
-            return  # the sweeper reports the composition error itself, before any job runs
-        self.sweep_id = uuid.uuid4().hex
-        os.environ[SWEEP_ID_ENV] = self.sweep_id
-        self.experiment_id = open_experiment(config.mlflow)
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        failed = mlflow.search_runs(
-            experiment_ids=[self.experiment_id],
-            filter_string=f"tags.sweep_id = '{self.sweep_id}' and tags.status = 'failed'",
-            output_format="list",
-        )
-        if failed:
-            sys.exit(f"error: {len(failed)} of {self.n_jobs} jobs failed")

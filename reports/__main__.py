@@ -1,6 +1,7 @@
 """`python -m reports --experiment NAME --out DIR [--tracking-uri URI] [--baseline M/E]`."""
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         help="column the wins/ties/losses tables compare with (default: each table's first)",
     )
     args = parser.parse_args(argv)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # margins.csv reads
     try:
         paths = build_report(
             resolve_tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline

@@ -2,8 +2,11 @@
 
 from pathlib import Path
 
+from reports.analyses import bias_variance_tables, diversity_tables
+from reports.esl import BOOSTED, ESL_CURVE, esl_datasets, esl_figure
 from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves, load_curves, log_report_run
 from reports.figures import save as save_figure
+from reports.margins import boosted_methods, load_margins, margin_figure
 from reports.render import (
     format_friedman_table,
     format_metric_table,
@@ -73,6 +76,7 @@ def build_report(
     parity_table = parity(ok)
     if not parity_table.empty:
         text_tables.append(format_parity_table(parity_table))
+    text_tables += bias_variance_tables(ok) + diversity_tables(ok)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {
@@ -94,6 +98,14 @@ def build_report(
         curves = load_curves(client, ok[ok[metric].notna()], metric)
         if not curves.empty:
             figure_paths += save_figure(learning_curves(curves, metric), figures_dir / metric)
+    for dataset in esl_datasets(ok):
+        boosted = ok[(ok["dataset"] == dataset) & (ok["method"] == BOOSTED)]
+        figure = esl_figure(load_curves(client, boosted, ESL_CURVE), ok, dataset)
+        figure_paths += save_figure(figure, figures_dir / f"esl_fig10_2_{dataset}")
+    margins = load_margins(client, ok)
+    for method in boosted_methods(margins):
+        figure = margin_figure(margins, method)
+        figure_paths += save_figure(figure, figures_dir / f"margins_{method}")
     if figure_paths:
         log_report_run(client, experiment_id, figure_paths)
     return paths + figure_paths

@@ -47,13 +47,19 @@ def nemenyi_cliques(avg_ranks: pd.Series, cd: float) -> list[tuple[int, int]]:
 
 def cd_diagram(result: FriedmanResult) -> Figure:
     """Demsar's critical-difference diagram: average ranks on an axis (1 = best, on the left),
-    each (method, engine) labelled, the CD interval, and bars joining groups within CD."""
+    the CD interval, bars joining groups within CD just under the axis, and below them each
+    (method, engine) on its own row, labelled outside the axis (better half on the left). The
+    height grows with the number of rows, so no label meets another or a rank line."""
     ranks = result.avg_ranks.sort_values()
     k = len(ranks)
     half = (k + 1) // 2
-    figure, ax = plt.subplots(figsize=(8, 1.6 + 0.3 * half))
+    cliques = nemenyi_cliques(ranks, result.cd)
+    bar_step, row_step = 0.2, 0.45
+    first_row = -0.35 - bar_step * len(cliques)
+    bottom = first_row - row_step * (max(half, k - half) - 1) - 0.3
+    figure, ax = plt.subplots(figsize=(7, 0.7 + 0.45 * (1.9 - bottom)))
     ax.set_xlim(0.5, k + 0.5)
-    ax.set_ylim(-(half + 0.5), 1.8)
+    ax.set_ylim(bottom, 1.9)
     ax.axis("off")
     ax.hlines(0, 1, k, color="black")
     for r in range(1, k + 1):
@@ -61,16 +67,17 @@ def cd_diagram(result: FriedmanResult) -> Figure:
         ax.text(r, 0.25, str(r), ha="center", va="bottom")
     ax.hlines(1.3, 1, 1 + result.cd, color="black", linewidth=2)
     ax.text(1 + result.cd / 2, 1.4, f"CD = {result.cd:.2f}", ha="center", va="bottom")
+    for offset, (first, last) in enumerate(cliques):
+        y = -0.2 - bar_step * offset
+        ax.hlines(y, ranks.iloc[first] - 0.03, ranks.iloc[last] + 0.03, color="black", linewidth=3)
     for position, (pair, rank) in enumerate(ranks.items()):
         left = position < half
-        depth = -(position + 1 if left else k - position)
+        depth = first_row - row_step * (position if left else k - 1 - position)
         edge = 0.5 if left else k + 0.5
         ax.plot([rank, rank, edge], [0, depth, depth], color="black", linewidth=0.8)
         label = f"{pair_label(pair)} ({rank:.2f})"
-        ax.text(edge, depth + 0.1, label, ha="left" if left else "right", va="bottom", fontsize=8)
-    for offset, (first, last) in enumerate(nemenyi_cliques(ranks, result.cd)):
-        y = -0.3 - 0.2 * offset
-        ax.hlines(y, ranks.iloc[first] - 0.03, ranks.iloc[last] + 0.03, color="black", linewidth=3)
+        ax.annotate(label, (edge, depth), xytext=(-4 if left else 4, 0), textcoords="offset points",
+                    ha="right" if left else "left", va="center", fontsize=9)  # fmt: skip
     ax.set_title(f"{result.metric}: Nemenyi CD (alpha 0.05, N = {result.n_datasets})")
     return figure
 

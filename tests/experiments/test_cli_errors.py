@@ -8,7 +8,7 @@ import pytest
     [
         (
             ["method=random_forest", "dataset=nope"],
-            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, digits,",
+            "error: unknown dataset 'nope'; choose one of: breast_cancer, csv, diabetes, digits,",
         ),
         (
             ["method.max_depth=abc"],
@@ -16,7 +16,16 @@ import pytest
         ),
         (
             ["-m", "engine=sklearn", "dataset=wine,nope"],
-            "error: unknown dataset 'nope'; choose one of: breast_cancer, diabetes, digits,",
+            "error: unknown dataset 'nope'; choose one of: breast_cancer, csv, diabetes, digits,",
+        ),
+        (
+            ["dataset=csv"],
+            "error: missing value for dataset.path, dataset.target, dataset.task; set "
+            "dataset.path=... dataset.target=... dataset.task=...",
+        ),
+        (
+            ["-m", "dataset=wine,csv", "dataset.task=multiclass"],
+            "error: missing value for dataset.path, dataset.target; set",
         ),
     ],
 )

@@ -6,8 +6,8 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
 
+from experiments.callback import sweep_job_configs
 from experiments.configs import CONF_DIR, describe_config_error, group_options
-from experiments.tracking import sweep_jobs
 
 GROUPS = ["dataset", "method", "loss", "engine"]
 OPTIONS = [(group, option) for group in GROUPS for option in group_options(group)]
@@ -19,10 +19,10 @@ def compose_config(*overrides: str):
 
 
 def compose_sweep(name: str) -> tuple:
-    """The sweep's config (with its hydra node) and the override list of each of its jobs."""
+    """The sweep's config (with its hydra node) and the composed config of each job."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=[f"+sweep={name}"], return_hydra_config=True)
-        return cfg, sweep_jobs(cfg)
+        return cfg, sweep_job_configs(cfg)
 
 
 def test_the_contract_groups_have_options():
@@ -46,6 +46,7 @@ N_JOBS = {
     "parity": 6 * 6 * 4 * 3,  # datasets x methods x engines x seeds
     "esl_10_2": 3 * 2 * 5,  # methods x engines x seeds
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
+    "bias_variance": 2 * 6 * 3,  # datasets x methods x seeds
 }
 
 
@@ -75,14 +76,14 @@ def test_generated_datasets_default_to_the_documented_sizes():
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("dataset=nope", "unknown dataset 'nope'; choose one of: breast_cancer, diabetes,"),
+        ("dataset=nope", "unknown dataset 'nope'; choose one of: breast_cancer, csv, diabetes,"),
         ("method.max_depth=abc", "method.max_depth: Value 'abc' of type 'str' could not be"),
         ("method.max_dept=3", "unknown key 'method.max_dept'; choose one of: name, n_estimators"),
-        ("eval.kind=loo", "eval.kind: Invalid value 'loo', expected one of [holdout, kfold]"),
+        ("eval.kind=loo", "eval.kind: Invalid value 'loo', expected one of [holdout, kfold,"),
         ("dataset.task=ranking", "dataset.task: Invalid value 'ranking', expected one of"),
         ("seed=1.5", "seed: Value '1.5' of type 'float' could not be converted to Integer"),
         ("dataset.n_samples=10", "unknown key 'dataset.n_samples'; choose one of: name, task"),
-        ("+sweep=nope", "unknown sweep 'nope'; choose one of: default"),
+        ("+sweep=nope", "unknown sweep 'nope'; choose one of: bias_variance, default,"),
     ],
 )
 def test_a_bad_override_is_refused_in_one_line_naming_it(override, message):

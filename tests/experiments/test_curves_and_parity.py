@@ -62,15 +62,65 @@ def test_inhouse_gbt_logs_a_test_rmse_curve_ending_at_its_test_rmse(compose_job,
     assert points[0][1] > points[-1][1]  # boosting lowers the test error on diabetes
 
 
-@pytest.mark.parametrize(
-    "overrides",
-    [["method=random_forest", "method.n_estimators=5"], ["method=adaboost", "eval.curve_every=0"]],
-)
-def test_forests_and_curve_every_0_log_no_curve(compose_job, runs_of, overrides):
-    cfg = compose_job("dataset=wine", "engine=sklearn", *overrides)
+def test_a_forest_curve_point_is_the_error_of_a_forest_of_that_many_trees(compose_job, runs_of):
+    cfg = compose_job(
+        "dataset=breast_cancer",
+        "method=random_forest",
+        "engine=sklearn",
+        "method.n_estimators=12",
+        "eval.curve_every=5",
+        "seed=3",
+    )
+    assert run_job(cfg) == "ok"
+    [logged] = runs_of(cfg)
+    points = dict(curve(cfg, logged, "curve_test_error"))
+    assert sorted(points) == [1, 5, 10, 12]
+
+    # independent: scikit-learn's forest of the first k trees (same seeds, k at a time)
+    X, y = load_breast_cancer(return_X_y=True)
+    train, test = holdout(X, y, seed=3)
+    for n_trees, error in points.items():
+        forest = sklearn.ensemble.RandomForestClassifier(n_trees, random_state=3)
+        forest.fit(X[train], y[train])
+        assert error == pytest.approx(1 - accuracy_score(y[test], forest.predict(X[test])))
+
+
+def test_an_xgboost_curve_point_is_the_error_of_that_many_rounds(compose_job, runs_of):
+    import xgboost
+
+    cfg = compose_job(
+        "dataset=diabetes", "method=gbt", "engine=xgboost", "method.n_estimators=7",
+        "eval.curve_every=3",
+    )
+    assert run_job(cfg) == "ok"
+    [logged] = runs_of(cfg)
+    points = dict(curve(cfg, logged, "curve_test_rmse"))
+    assert sorted(points) == [1, 3, 6, 7]
+    X, y = load_diabetes(return_X_y=True)
+    train, test = holdout(X, y, seed=0, stratified=False)
+    for rounds, rmse in points.items():
+        booster = xgboost.XGBRegressor(n_estimators=rounds, tree_method="hist", learning_rate=0.3,
+                                       max_depth=6, max_bin=255)
+        y_pred = booster.fit(X[train], y[train]).predict(X[test])
+        assert rmse == pytest.approx(root_mean_squared_error(y[test], y_pred), rel=1e-5)
+
+
+def test_curve_every_0_logs_no_curve(compose_job, runs_of):
+    cfg = compose_job("dataset=wine", "engine=sklearn", "method=adaboost", "eval.curve_every=0")
     assert run_job(cfg) == "ok"
     [logged] = runs_of(cfg)
     assert not any(name.startswith("curve_") for name in logged.data.metrics)
+
+
+def test_a_job_logs_the_number_of_trees_and_leaves_its_library_reports(compose_job, runs_of):
+    cfg = compose_job("dataset=wine", "engine=sklearn", "method.n_estimators=6", "seed=4")
+    assert run_job(cfg) == "ok"
+    [logged] = runs_of(cfg)
+    X, y = load_wine(return_X_y=True)
+    train, _ = holdout(X, y, seed=4)
+    forest = sklearn.ensemble.RandomForestClassifier(6, random_state=4).fit(X[train], y[train])
+    assert logged.data.metrics["n_trees"] == 6
+    assert logged.data.metrics["n_leaves"] == sum(tree.tree_.n_leaves for tree in forest)
 
 
 def test_a_parity_job_logs_the_largest_probability_difference(compose_job, runs_of):

@@ -74,6 +74,21 @@ def test_features_per_split_resolve_as_in_scikit_learn(max_features):
     assert resolve_max_features(max_features, 30) == forest.estimators_[0].max_features_
 
 
+@pytest.mark.parametrize(("task", "expected"), [(Task.binary, "sqrt"), (Task.regression, 1.0)])
+def test_max_features_auto_is_scikit_learns_default_of_the_task(task, expected):
+    """scikit-learn's own defaults: sqrt features per split to classify, all to regress."""
+    sklearn_default = (
+        sklearn.ensemble.RandomForestRegressor() if task is Task.regression
+        else sklearn.ensemble.RandomForestClassifier()
+    ).max_features
+    assert expected == sklearn_default
+    for engine in ("inhouse", "sklearn"):
+        params = build_estimator(job(engine, task), (1000, 30)).get_params()
+        assert params["max_features"] == expected
+    xgboost_params = build_estimator(job("xgboost", task), (1000, 30)).get_params()
+    assert int(xgboost_params["colsample_bynode"] * 30) == resolve_max_features(expected, 30)
+
+
 def test_xgboost_draws_exactly_the_features_per_split():
     params = build_estimator(job("xgboost", max_features="sqrt"), (1000, 30)).get_params()
     assert int(params["colsample_bynode"] * 30) == 5  # XGBoost truncates fraction * n_features

@@ -7,12 +7,12 @@ from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
 from sklearn.tree import DecisionTreeClassifier
 
+from experiments.callback import sweep_job_configs
 from experiments.configs import CONF_DIR, method_key
 from experiments.datasets import load_dataset
 from experiments.engines import build_estimator
 from experiments.evaluation import splits
 from experiments.run import run_job
-from experiments.tracking import sweep_jobs
 
 BOOK_TEST_ERROR = {"stump": 0.458, "large_tree": 0.247, "adaboost_400": 0.058}  # ESL Fig. 10.2
 
@@ -20,12 +20,11 @@ BOOK_TEST_ERROR = {"stump": 0.458, "large_tree": 0.247, "adaboost_400": 0.058}  
 def test_the_preset_is_3_methods_x_2_engines_x_5_seeds():
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose("config", overrides=["+sweep=esl_10_2"], return_hydra_config=True)
-        jobs = sweep_jobs(cfg)
-    overrides = [dict(override.split("=", 1) for override in job) for job in jobs]
-    cells = {(job["method"], job["engine"], job["seed"]) for job in overrides}
+        jobs = sweep_job_configs(cfg)
+    cells = {(job.method.name, job.engine.name, job.seed) for job in jobs}
     assert len(jobs) == len(cells) == 30
     expected = {
-        (method, engine, str(seed))
+        (method, engine, seed)
         for method in BOOK_TEST_ERROR
         for engine in ("inhouse", "sklearn")
         for seed in range(5)

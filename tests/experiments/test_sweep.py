@@ -24,6 +24,16 @@ def test_a_failing_job_does_not_stop_the_sweep_but_fails_the_command(cli, cli_ru
     )
 
 
+def test_a_single_failing_job_fails_the_command(cli, cli_runs):
+    result = cli("dataset=diabetes", "method.min_samples_leaf=0", "mlflow.experiment_name=one")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: the job failed; its run holds the error tag and traceback.txt"
+    )
+    [run] = cli_runs("one")
+    assert run.data.tags["status"] == "failed"
+
+
 def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs):
     sweep = [
         "-m",

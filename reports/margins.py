@@ -1,0 +1,78 @@
+"""Cumulative distributions of the normalized training margins that AdaBoost and LogitBoost jobs
+log as `margins.csv` (experiments/margins.py), drawn as in Schapire, Freund, Bartlett and Lee
+(1998, Figure 2): one figure per method, one panel per dataset, one line per round count."""
+
+import tempfile
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from mlflow import MlflowClient
+
+from experiments.tracking import MARGINS_ARTIFACT
+from reports.runs import CELL_KEYS
+
+ENGINE_STYLES = {"inhouse": "-", "sklearn": "--"}
+
+
+def load_margins(client: MlflowClient, runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table (dataset, method, engine, seed, rounds, margin) of the runs that logged the
+    margins artifact (empty if none did)."""
+    frames = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in runs.to_dict("records"):
+            names = {Path(a.path).name for a in client.list_artifacts(run["run_id"])}
+            if MARGINS_ARTIFACT not in names:
+                continue
+            path = client.download_artifacts(run["run_id"], MARGINS_ARTIFACT, tmp)
+            margins = pd.read_csv(path)
+            frames.append(margins.assign(**{key: run[key] for key in [*CELL_KEYS, "seed"]}))
+    columns = [*CELL_KEYS, "seed", "rounds", "margin"]
+    return pd.concat(frames)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def margin_cdf(margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical CDF as a step function: sorted margins x and the share of margins <= x."""
+    x = np.sort(np.asarray(margins, float))
+    return x, np.arange(1, len(x) + 1) / len(x)
+
+
+def boosted_methods(margins: pd.DataFrame) -> list[str]:
+    """The methods with margins after more than one round (a single stump's are all +-1)."""
+    return sorted(margins.loc[margins["rounds"] > 1, "method"].unique())
+
+
+def margin_figure(margins: pd.DataFrame, method: str) -> Figure:
+    """Cumulative distribution of the training margins of `method`, pooled over seeds: a panel
+    per dataset, a colour per round count (darker: more rounds), a line style per engine."""
+    rows = margins[margins["method"] == method]
+    datasets = sorted(rows["dataset"].unique())
+    n_cols = min(3, len(datasets))
+    n_rows = -(-len(datasets) // n_cols)
+    figure, axes = plt.subplots(
+        n_rows, n_cols, figsize=(4.2 * n_cols, 3.4 * n_rows), squeeze=False, layout="constrained"
+    )
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        on_dataset = rows[rows["dataset"] == dataset]
+        counts = sorted(on_dataset["rounds"].unique())
+        shades = plt.cm.viridis(np.linspace(0.85, 0.0, len(counts)))
+        for (engine, rounds), group in on_dataset.groupby(["engine", "rounds"]):
+            x, cdf = margin_cdf(group["margin"])
+            style = ENGINE_STYLES.get(engine, ":")
+            color = shades[counts.index(rounds)]
+            label = f"{rounds} rounds, {engine}"
+            ax.step(x, cdf, where="post", linestyle=style, color=color, label=label)
+        ax.axvline(0, color="grey", linewidth=0.6)
+        ax.set_xlim(-1, 1)
+        ax.set_xticks([-1, -0.5, 0, 0.5, 1])
+        ax.set_ylim(0, 1.02)
+        ax.set_title(dataset)
+        ax.set_xlabel("normalized training margin")
+        ax.set_ylabel("cumulative share of training rows")
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in axes.flat[len(datasets) :]:
+        ax.axis("off")
+    figure.suptitle(f"{method}: margin distributions (pooled over seeds)")
+    return figure
