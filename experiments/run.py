@@ -8,7 +8,10 @@ python -m experiments.run -m +sweep=default                # a sweep
 import logging
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from experiments import tracking
@@ -47,6 +50,7 @@ def run_job(cfg: DictConfig) -> str:
             if cfg.eval.parity and cfg.engine.name != "inhouse":
                 twin = build_estimator(cfg, X.shape, engine="inhouse")
             tracking.log_estimator(estimator, approximation(cfg))
+            show_progress(estimator)
             folds = splits(cfg.eval, task, X, y, cfg.seed)
             # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too
             threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None  # -1: every core
@@ -78,6 +82,14 @@ def run_job(cfg: DictConfig) -> str:
         shown = [f"{name}={means[name]:.4g}" for name in key_metrics if name in means]
         log.info("%s ok: %s", job_name(cfg), ", ".join(shown))
         return tracking.mark("ok")
+
+
+def show_progress(estimator: BaseEstimator) -> None:
+    """Progress bars over the rounds or trees of an in-house estimator in a single job (a sweep
+    prints one line per job instead); tqdm leaves them out when stderr is not a terminal."""
+    single_job = HydraConfig.initialized() and HydraConfig.get().mode is RunMode.RUN
+    if single_job and type(estimator).__module__.startswith("ensembles."):
+        estimator.set_params(verbose=1)
 
 
 def job_name(cfg: DictConfig) -> str:

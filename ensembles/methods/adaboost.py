@@ -23,6 +23,7 @@ from ensembles.methods.validation import (
     validate_prediction_data,
     validate_training_data,
 )
+from ensembles.progress import progress
 
 SEED_RANGE = np.iinfo(np.int32).max
 
@@ -32,13 +33,14 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
     interface; the rounds are sequential."""
 
     def __init__(self, n_estimators=50, *, learning_rate=1.0, max_depth=1, max_bins=MAX_BINS,
-                 random_state=None, n_jobs=None):
+                 random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.max_bins = max_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
         X, y, weight = validate_training_data(self, X, y, sample_weight)
@@ -56,7 +58,7 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         weight = weight / weight.sum()
         rng = check_random_state(self.random_state)
         self.estimators_, weights, errors = [], [], []
-        for m in range(self.n_estimators):
+        for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
             tree = self._grow_tree(codes, one_hot, weight, rng.randint(SEED_RANGE))
             incorrect = np.argmax(tree.predict_binned(codes), axis=1) != y_codes
             error = float(np.average(incorrect, weights=weight))

@@ -16,6 +16,7 @@ from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
 from ensembles.engine.tree import Tree
 from ensembles.methods.validation import validate_prediction_data
+from ensembles.progress import progress
 
 GROW_POLICIES = {"depthwise": DEPTHWISE, "lossguide": LOSSGUIDE}
 SEED_RANGE = np.iinfo(np.int32).max
@@ -122,7 +123,7 @@ class NewtonBoosting:
         n_features = X.shape[1]
         self.trees_, self.train_score_, self.validation_score_ = [], [], []
         self.best_iteration_ = None
-        for _ in range(self.n_estimators):
+        for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
             grad, hess = loss.gradient_hessian(y, raw)
             rows = active
             if self.subsample < 1.0:

@@ -25,6 +25,7 @@ from ensembles.methods.validation import (
     validate_regression_target,
     validate_training_data,
 )
+from ensembles.progress import progress
 
 CLASSIFICATION_CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY}
 SEED_RANGE = np.iinfo(np.int32).max
@@ -72,10 +73,11 @@ class _BaseForest(BaseEstimator):
         codes = self._bin_mapper.transform(X)
         n_candidates = self._n_candidates(X.shape[1])
         seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
-        grown = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+        trees = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
             delayed(self._grow_tree)(codes, unit_stats, sample_weight, criterion, n_candidates,
                                      seed)
             for seed in seeds)
+        grown = list(progress(trees, self.n_estimators, self.verbose, "tree"))
         self.estimators_ = [tree for tree, _ in grown]
         if self.oob_score:
             self._set_oob_score(codes, y, [counts for _, counts in grown])
@@ -179,7 +181,7 @@ class RandomForestClassifier(_ForestClassifier):
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
                  max_features="sqrt", bootstrap=True, oob_score=False, max_bins=MAX_BINS,
-                 random_state=None, n_jobs=None):
+                 random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -192,12 +194,13 @@ class RandomForestClassifier(_ForestClassifier):
         self.max_bins = max_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
 class RandomForestRegressor(_ForestRegressor):
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
@@ -209,6 +212,7 @@ class RandomForestRegressor(_ForestRegressor):
         self.max_bins = max_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
 class ExtraTreesClassifier(RandomForestClassifier):
@@ -219,12 +223,12 @@ class ExtraTreesClassifier(RandomForestClassifier):
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
                  max_features="sqrt", bootstrap=False, oob_score=False, max_bins=MAX_BINS,
-                 random_state=None, n_jobs=None):
+                 random_state=None, n_jobs=None, verbose=0):
         super().__init__(n_estimators, criterion=criterion, max_depth=max_depth,
                          max_leaf_nodes=max_leaf_nodes, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf, max_features=max_features,
                          bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
-                         random_state=random_state, n_jobs=n_jobs)
+                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 class ExtraTreesRegressor(RandomForestRegressor):
@@ -234,12 +238,12 @@ class ExtraTreesRegressor(RandomForestRegressor):
 
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=False,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
         super().__init__(n_estimators, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
                          min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf, max_features=max_features,
                          bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
-                         random_state=random_state, n_jobs=n_jobs)
+                         random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
 class BaggingClassifier(_ForestClassifier):
@@ -250,7 +254,7 @@ class BaggingClassifier(_ForestClassifier):
 
     def __init__(self, n_estimators=10, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1, bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None):
+                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -262,6 +266,7 @@ class BaggingClassifier(_ForestClassifier):
         self.max_bins = max_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
 
 class BaggingRegressor(_ForestRegressor):
@@ -272,7 +277,7 @@ class BaggingRegressor(_ForestRegressor):
 
     def __init__(self, n_estimators=10, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, bootstrap=True, oob_score=False,
-                 max_bins=MAX_BINS, random_state=None, n_jobs=None):
+                 max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
@@ -283,3 +288,4 @@ class BaggingRegressor(_ForestRegressor):
         self.max_bins = max_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose

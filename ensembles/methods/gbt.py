@@ -31,7 +31,7 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, verbose=0):
         self.loss = loss
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
@@ -52,6 +52,7 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _tree_params(self) -> TreeParams:
         return TreeParams(
@@ -72,7 +73,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, verbose=0):
         super().__init__(
             loss=loss, n_estimators=n_estimators, learning_rate=learning_rate,
             max_depth=max_depth, max_leaves=max_leaves, grow_policy=grow_policy,
@@ -81,7 +82,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
             subsample=subsample, colsample_bytree=colsample_bytree,
             colsample_bynode=colsample_bynode, max_bins=max_bins, base_score=base_score,
             early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
-            random_state=random_state, n_jobs=n_jobs)
+            random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         self.quantile_alpha = quantile_alpha
         self.huber_delta = huber_delta
 
