@@ -83,15 +83,12 @@ class Friedman2Config(DatasetConfig):
 
 
 @dataclass
-class Friedman3Config(DatasetConfig):
+class Friedman3Config(Friedman2Config):
     """Friedman (1991) #3: y = arctan((x2 x3 - 1/(x2 x4)) / x1) + noise N(0, 0.1^2), the 3:1
     signal-to-noise ratio of Breiman (1996, "Bagging predictors")."""
 
     name: str = "friedman3"
-    task: Task = Task.regression
-    n_samples: int = 2000
     noise: float = 0.1
-    data_seed: int = 0
 
 
 @dataclass

@@ -46,49 +46,36 @@ def assert_complete(cli_runs, tmp_path: Path, experiment: str) -> None:
         assert sorted(point.step for point in history) == CURVE_STEPS
 
 
+def assert_same_runs(cli, cli_runs, sweep: list[str], launcher: list[str], n_jobs: int) -> None:
+    """The sweep run by the launcher stores the runs the sequential sweep stores: the same
+    run keys, metric names, leaf counts and test metrics."""
+    for experiment, overrides in (("sequential", []), ("launched", launcher)):
+        result = cli(*sweep, *overrides, f"mlflow.experiment_name={experiment}")
+        assert result.returncode == 0, result.stderr
+    expected = logged_jobs(cli_runs, "sequential")
+    stored = logged_jobs(cli_runs, "launched")
+    assert len(stored) == n_jobs and stored.keys() == expected.keys()
+    for key, metrics in stored.items():
+        assert metrics.keys() == expected[key].keys()
+        primary = "test_rmse" if "test_rmse" in metrics else "test_error"
+        for name in (primary, "n_leaves"):
+            assert metrics[name] == expected[key][name]
+
+
 @pytest.mark.slow
 def test_a_joblib_sweep_of_24_jobs_stores_what_the_sequential_sweep_stores(
     cli, cli_runs, tmp_path
 ):
-    sequential = cli(*SWEEP_24, "mlflow.experiment_name=sequential")
-    assert sequential.returncode == 0, sequential.stderr
-    parallel = cli(
-        *SWEEP_24,
-        "hydra/launcher=joblib",
-        "hydra.launcher.n_jobs=2",
-        "mlflow.experiment_name=parallel",
-    )
-    assert parallel.returncode == 0, parallel.stderr
-
-    expected = logged_jobs(cli_runs, "sequential")
-    stored = logged_jobs(cli_runs, "parallel")
-    assert len(stored) == 24 and stored.keys() == expected.keys()
-    for key, metrics in stored.items():
-        assert metrics.keys() == expected[key].keys()
-        assert metrics["n_leaves"] == expected[key]["n_leaves"]
-        primary = "test_rmse" if "test_rmse" in metrics else "test_error"
-        assert metrics[primary] == expected[key][primary]
-    assert_complete(cli_runs, tmp_path, "parallel")
+    launcher = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    assert_same_runs(cli, cli_runs, SWEEP_24, launcher, n_jobs=24)
+    assert_complete(cli_runs, tmp_path, "launched")
 
 
 @pytest.mark.slow
 def test_a_submitit_local_sweep_stores_what_the_sequential_sweep_stores(cli, cli_runs):
     sweep = ["-m", "dataset=wine,diabetes", "engine=inhouse,sklearn", "method.n_estimators=5"]
-    sequential = cli(*sweep, "mlflow.experiment_name=sequential")
-    assert sequential.returncode == 0, sequential.stderr
-    submitted = cli(
-        *sweep,
-        "hydra/launcher=submitit_local",
-        "hydra.launcher.timeout_min=10",
-        "mlflow.experiment_name=submitit",
-    )
-    assert submitted.returncode == 0, submitted.stderr
-    expected = logged_jobs(cli_runs, "sequential")
-    stored = logged_jobs(cli_runs, "submitit")
-    assert len(stored) == 4 and stored.keys() == expected.keys()
-    for key, metrics in stored.items():
-        primary = "test_rmse" if "test_rmse" in metrics else "test_error"
-        assert metrics[primary] == expected[key][primary]
+    launcher = ["hydra/launcher=submitit_local", "hydra.sweeper.max_batch_size=2"]
+    assert_same_runs(cli, cli_runs, sweep, launcher, n_jobs=4)
 
 
 def count_ok_runs(database: Path) -> int:
