@@ -6,12 +6,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from reports.styles import engine_style
+
 BOOSTED, STUMP, TREE = "adaboost_400", "stump", "large_tree"
 ESL_METHODS = (BOOSTED, STUMP, TREE)
 ESL_CURVE = "curve_test_error"
 BOOK_TEST_ERROR = {STUMP: 0.458, TREE: 0.247, BOOSTED: 0.058}  # ESL 2nd ed., Figure 10.2
 LABELS = {STUMP: "single stump", TREE: "244-node tree"}
-ENGINE_STYLES = {"inhouse": "-", "sklearn": "--"}
 
 
 def esl_datasets(runs: pd.DataFrame) -> list[str]:
@@ -33,7 +34,7 @@ def esl_figure(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str) -> Figure
     boosted = curves[curves["method"] == BOOSTED]
     last_round = int(boosted["rounds"].max()) if not boosted.empty else 400
     for engine in engines:
-        style = ENGINE_STYLES.get(engine, ":")
+        style = engine_style(engine)
         line = boosted[boosted["engine"] == engine].groupby("rounds")["value"].mean()
         if not line.empty:
             ax.plot(line.index, line.to_numpy(), style, color=colors[BOOSTED],

@@ -15,6 +15,7 @@ from mlflow import MlflowClient  # noqa: E402
 from reports.render import pair_label  # noqa: E402
 from reports.runs import CELL_KEYS, REPORT_STATUS  # noqa: E402
 from reports.stats import FriedmanResult  # noqa: E402
+from reports.styles import engine_style  # noqa: E402
 from reports.tables import PAIR_KEYS  # noqa: E402
 
 FORMATS = ("png", "pdf")
@@ -106,18 +107,19 @@ def learning_curves(curves: pd.DataFrame, metric: str) -> Figure:
         n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows), squeeze=False, layout="constrained"
     )
     pairs = sorted(curves.groupby(PAIR_KEYS).groups)
-    colors = {pair: plt.cm.tab10(i % 10) for i, pair in enumerate(pairs)}
+    methods = sorted({method for method, _ in pairs})
+    colors = {method: plt.cm.tab10(i % 10) for i, method in enumerate(methods)}
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         for (method, engine), line in mean.loc[dataset].groupby(level=PAIR_KEYS):
             points = line.droplevel(PAIR_KEYS)
-            pair = (method, engine)
-            ax.plot(points.index, points.to_numpy(), color=colors[pair], label=pair_label(pair))
+            ax.plot(points.index, points.to_numpy(), engine_style(engine), color=colors[method])
         ax.set_title(dataset)
-        ax.set_xlabel("rounds")
+        ax.set_xlabel("rounds (boosting) or trees (forests, bagging)")
         ax.set_ylabel(metric.removeprefix(CURVE_PREFIX))
     for ax in axes.flat[len(datasets) :]:
         ax.axis("off")
-    handles = [plt.Line2D([], [], color=colors[pair]) for pair in pairs]
+    handles = [plt.Line2D([], [], linestyle=engine_style(engine), color=colors[method])
+               for method, engine in pairs]  # fmt: skip
     figure.legend(
         handles,
         [pair_label(pair) for pair in pairs],

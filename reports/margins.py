@@ -13,8 +13,7 @@ from mlflow import MlflowClient
 
 from experiments.tracking import MARGINS_ARTIFACT
 from reports.runs import CELL_KEYS
-
-ENGINE_STYLES = {"inhouse": "-", "sklearn": "--"}
+from reports.styles import engine_style
 
 
 def load_margins(client: MlflowClient, runs: pd.DataFrame) -> pd.DataFrame:
@@ -60,7 +59,7 @@ def margin_figure(margins: pd.DataFrame, method: str) -> Figure:
         shades = plt.cm.viridis(np.linspace(0.85, 0.0, len(counts)))
         for (engine, rounds), group in on_dataset.groupby(["engine", "rounds"]):
             x, cdf = margin_cdf(group["margin"])
-            style = ENGINE_STYLES.get(engine, ":")
+            style = engine_style(engine)
             color = shades[counts.index(rounds)]
             label = f"{rounds} rounds, {engine}"
             ax.step(x, cdf, where="post", linestyle=style, color=color, label=label)
