@@ -112,7 +112,8 @@ def learning_curves(curves: pd.DataFrame, metric: str) -> Figure:
     for ax, dataset in zip(axes.flat, datasets, strict=False):
         for (method, engine), line in mean.loc[dataset].groupby(level=PAIR_KEYS):
             points = line.droplevel(PAIR_KEYS)
-            ax.plot(points.index, points.to_numpy(), engine_style(engine), color=colors[method])
+            ax.plot(points.index, points.to_numpy(), engine_style(engine), color=colors[method],
+                    label=pair_label((method, engine)))  # fmt: skip
         ax.set_title(dataset)
         ax.set_xlabel("rounds (boosting) or trees (forests, bagging)")
         ax.set_ylabel(metric.removeprefix(CURVE_PREFIX))
