@@ -4,7 +4,11 @@ A feature with edges e_0 < e_1 < ... < e_{m-2} has m bins: code b holds the valu
 e_{b-1} < x <= e_b, so "x <= e_b" and "code <= b" are the same test. NaN gets MISSING_BIN.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
+from numba import njit, prange
 
 MAX_BINS = 255
 MISSING_BIN = 255
@@ -17,17 +21,36 @@ def fit_bin_edges(column: np.ndarray, max_bins: int = MAX_BINS) -> np.ndarray:
     With at most `max_bins` distinct values the edges are the midpoints between consecutive
     distinct values, so binning loses nothing; otherwise they are `max_bins - 1` quantiles.
     """
-    values = column[~np.isnan(column)]
-    distinct = np.unique(values)
+    return _edges_and_upper_values(column, max_bins)[0]
+
+
+def _edges_and_upper_values(column: np.ndarray, max_bins: int):
+    """fit_bin_edges, and the largest value of each bin (NaN for an empty bin), from one sort
+    of the non-missing values."""
+    values = np.sort(column[~np.isnan(column)])
+    is_first = np.ones(len(values), dtype=np.bool_)
+    is_first[1:] = values[1:] != values[:-1]
+    distinct = values[is_first]
     if len(distinct) <= max_bins:
-        return (distinct[:-1] + distinct[1:]) / 2.0
-    quantiles = np.linspace(0.0, 1.0, max_bins + 1)[1:-1]
-    edges = np.unique(np.quantile(values, quantiles, method="midpoint"))
-    return edges[edges < distinct[-1]]
+        edges = (distinct[:-1] + distinct[1:]) / 2.0
+    else:
+        quantiles = np.linspace(0.0, 1.0, max_bins + 1)[1:-1]
+        edges = np.unique(np.quantile(values, quantiles, method="midpoint"))
+        edges = edges[edges < distinct[-1]]
+    upper_values = np.full(N_BIN_SLOTS, np.nan)
+    if len(values):
+        last_in_bin = np.searchsorted(values, edges, side="right") - 1
+        largest = np.append(values[np.maximum(last_in_bin, 0)], values[-1])
+        lower = np.concatenate(([-np.inf], edges))
+        upper = np.append(edges, np.inf)
+        in_bin = (largest > lower) & (largest <= upper)
+        upper_values[:len(largest)] = np.where(in_bin, largest, np.nan)
+    return edges, upper_values
 
 
 class BinMapper:
-    """Maps a float matrix to Fortran-ordered uint8 codes, one set of edges per feature."""
+    """Maps a float matrix to uint8 codes, one set of edges per feature. Features are fitted
+    and coded on numba's current number of threads (results do not depend on it)."""
 
     def __init__(self, max_bins: int = MAX_BINS):
         if not 2 <= max_bins <= MAX_BINS:
@@ -37,21 +60,23 @@ class BinMapper:
     def fit(self, X: np.ndarray) -> "BinMapper":
         """Edges per feature, and bin_upper_values_[j, b]: the largest training value of
         feature j in bin b (NaN for an empty bin), the raw scale random thresholds are drawn on."""
-        self.bin_edges_ = [fit_bin_edges(X[:, j], self.max_bins) for j in range(X.shape[1])]
+        with ThreadPoolExecutor(numba.get_num_threads()) as pool:
+            fitted = list(pool.map(lambda j: _edges_and_upper_values(X[:, j], self.max_bins),
+                                   range(X.shape[1])))
+        self.bin_edges_ = [edges for edges, _ in fitted]
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int32)
-        self.bin_upper_values_ = np.full((X.shape[1], N_BIN_SLOTS), np.nan)
+        self.bin_upper_values_ = np.array([upper for _, upper in fitted]).reshape(
+            X.shape[1], N_BIN_SLOTS)
+        self._padded_edges = np.zeros((X.shape[1], max(self.n_bins_.max() - 1, 1)))
         for j, edges in enumerate(self.bin_edges_):
-            values = X[~np.isnan(X[:, j]), j]
-            codes = np.searchsorted(edges, values, side="left")
-            np.fmax.at(self.bin_upper_values_[j], codes, values)
+            self._padded_edges[j, :len(edges)] = edges
         return self
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        codes = np.empty(X.shape, dtype=np.uint8, order="F")
-        for j, edges in enumerate(self.bin_edges_):
-            column = X[:, j]
-            codes[:, j] = np.searchsorted(edges, column, side="left")
-            codes[np.isnan(column), j] = MISSING_BIN
+    def transform(self, X: np.ndarray, order: str = "F") -> np.ndarray:
+        """uint8 codes of X: Fortran order (one feature's codes contiguous, for the CART
+        growers) or C order (one row's codes contiguous, for the gradient histograms)."""
+        codes = np.empty(X.shape, dtype=np.uint8, order=order)
+        _bin_rows(X, self._padded_edges, self.n_bins_ - 1, codes)
         return codes
 
     def fit_transform(self, X: np.ndarray) -> np.ndarray:
@@ -65,8 +90,31 @@ class BinMapper:
         """threshold_value for every node of a tree; NaN at leaves (feature < 0), +inf for a
         split on the last bin (every value left, only missing values right)."""
         thresholds = np.full(feature.shape, np.nan)
-        for node in np.flatnonzero(feature >= 0):
-            edges = self.bin_edges_[feature[node]]
-            b = threshold_bin[node]
-            thresholds[node] = edges[b] if b < len(edges) else np.inf
+        internal = feature >= 0
+        split_feature = feature[internal]
+        split_bin = np.minimum(threshold_bin[internal], self._padded_edges.shape[1] - 1)
+        thresholds[internal] = np.where(
+            threshold_bin[internal] < self.n_bins_[split_feature] - 1,
+            self._padded_edges[split_feature, split_bin], np.inf)
         return thresholds
+
+
+@njit(cache=True, parallel=True)
+def _bin_rows(X, edges, n_edges, codes):
+    """codes[i, j] = #{edges of j < X[i, j]} (binary search, numpy's searchsorted "left"),
+    MISSING_BIN for NaN; rows in parallel."""
+    for i in prange(X.shape[0]):
+        for j in range(X.shape[1]):
+            x = X[i, j]
+            if np.isnan(x):
+                codes[i, j] = MISSING_BIN
+                continue
+            low = 0
+            high = n_edges[j]
+            while low < high:
+                middle = (low + high) >> 1
+                if edges[j, middle] < x:
+                    low = middle + 1
+                else:
+                    high = middle
+            codes[i, j] = low

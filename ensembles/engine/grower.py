@@ -17,7 +17,7 @@ from numba import njit
 from ensembles.engine.binning import N_BIN_SLOTS
 from ensembles.engine.histogram import build_node_histogram, subtract_histogram, sum_node_stats
 from ensembles.engine.partition import split_node
-from ensembles.engine.splitting import NEWTON, best_threshold, improves, leaf_value
+from ensembles.engine.splitting import NEWTON, best_newton_threshold, improves, leaf_value
 from ensembles.engine.tree import LEAF
 
 DEPTHWISE = 0
@@ -27,11 +27,15 @@ LOSSGUIDE = 1
 @njit(cache=True)
 def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_depth, max_leaves,
                        reg_lambda, reg_alpha, gamma, min_child_weight, min_samples_leaf,
-                       min_split_gain, node_feature_fraction, seed):
-    """Grow one tree on stats = (g, h) per row; returns its node arrays (see tree.Tree).
+                       min_split_gain, node_feature_fraction, seed, n_threads):
+    """Grow one tree on stats = (g, h) per row (float64, C order) and row-major uint8 codes.
 
     rows: int32 rows of this tree (after subsampling); features: sorted int32 columns it may
-    use (after colsample_bytree); node_feature_fraction: colsample_bynode.
+    use (after colsample_bytree); node_feature_fraction: colsample_bynode; n_threads: threads
+    for the histograms of large nodes (numba's current number; the tree does not depend on it).
+    Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
+    partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
+    known without a prediction pass.
     """
     np.random.seed(seed)
     n_channels = stats.shape[1] + 1
@@ -61,13 +65,11 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
     best_bin = np.zeros(capacity, dtype=np.int32)
     best_missing_left = np.zeros(capacity, dtype=np.bool_)
 
-    pool = np.zeros((leaf_bound, n_used, N_BIN_SLOTS, n_channels))
+    pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
     partition = rows.copy()
     scratch = np.empty_like(partition)
-    left_scratch = np.zeros(n_channels)
-    right_scratch = np.zeros(n_channels)
     node_features = np.zeros(n_used, dtype=np.bool_)
 
     node_stop[0] = n_rows
@@ -77,11 +79,11 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
     if _may_split(n_rows, 0, max_depth, min_samples_leaf):
         n_free -= 1
         node_slot[0] = free_slots[n_free]
-        build_node_histogram(codes, partition, 0, n_rows, stats, features, pool[node_slot[0]])
+        build_node_histogram(codes, partition, 0, n_rows, stats, features, pool[node_slot[0]],
+                             n_threads)
         _find_best_split(pool[node_slot[0]], n_bins, features, node_sums[0], reg_lambda,
                          reg_alpha, min_child_weight, min_samples_leaf, node_feature_fraction,
-                         node_features, left_scratch, right_scratch, 0, best_gain, best_feature,
-                         best_bin, best_missing_left)
+                         node_features, 0, best_gain, best_feature, best_bin, best_missing_left)
         is_open[0] = True
 
     cursor = 0
@@ -124,15 +126,14 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
         node_slot[smaller] = free_slots[n_free]
         node_slot[larger] = slot
         build_node_histogram(codes, partition, node_start[smaller], node_stop[smaller], stats,
-                             features, pool[node_slot[smaller]])
+                             features, pool[node_slot[smaller]], n_threads)
         subtract_histogram(pool[slot], pool[node_slot[smaller]])
         for child, child_may in ((left_id, left_may), (right_id, right_may)):
             if child_may:
                 _find_best_split(pool[node_slot[child]], n_bins, features, node_sums[child],
                                  reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
-                                 node_feature_fraction, node_features, left_scratch,
-                                 right_scratch, child, best_gain, best_feature, best_bin,
-                                 best_missing_left)
+                                 node_feature_fraction, node_features, child, best_gain,
+                                 best_feature, best_bin, best_missing_left)
                 is_open[child] = True
             else:
                 free_slots[n_free] = node_slot[child]
@@ -143,10 +144,11 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
     for node in range(n_nodes):
         leaf_value(node_sums[node], 2, NEWTON, reg_lambda, reg_alpha, value[node])
     n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
-    return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
-            missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
-            right_child[:n_nodes].copy(), value, gain[:n_nodes].copy(), n_node_samples,
-            node_sums[:n_nodes, 1].copy())
+    arrays = (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
+              missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
+              right_child[:n_nodes].copy(), value, gain[:n_nodes].copy(), n_node_samples,
+              node_sums[:n_nodes, 1].copy())
+    return arrays, partition, node_start[:n_nodes].copy()
 
 
 @njit(cache=True)
@@ -172,7 +174,7 @@ def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
 
 @njit(cache=True)
 def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_child_weight,
-                     min_samples_leaf, node_feature_fraction, node_features, left, right, node,
+                     min_samples_leaf, node_feature_fraction, node_features, node,
                      best_gain, best_feature, best_bin, best_missing_left):
     """Best (gain, feature, bin, missing side) of a node over its features, stored at `node`.
 
@@ -193,9 +195,8 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
         if not node_features[k]:
             continue
         f = features[k]
-        split_gain, split_bin, split_missing_left = best_threshold(
-            hist[k], n_bins[f], sums, NEWTON, reg_lambda, reg_alpha, min_samples_leaf,
-            min_child_weight, left, right)
+        split_gain, split_bin, split_missing_left = best_newton_threshold(
+            hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
         if split_bin >= 0 and improves(split_gain, best_gain[node]):
             best_gain[node] = split_gain
             best_feature[node] = f

@@ -5,6 +5,7 @@ from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.histogram import sum_node_stats
+from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 
 @njit(cache=True, nogil=True)
@@ -13,6 +14,8 @@ def partition_rows(column, partition, scratch, start, stop, threshold_bin, missi
     n_left = 0
     n_right = 0
     for position in range(start, stop):
+        if position + PREFETCH_DISTANCE < stop:
+            prefetch(column, partition[position + PREFETCH_DISTANCE])
         row = partition[position]
         code = column[row]
         goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin

@@ -67,11 +67,65 @@ class Tree:
         _add_leaf_values_raw(self.feature, self.threshold, self.missing_left, self.left,
                              self.right, self.value, X, scale, out)
 
+    def add_by_partition(self, partition: np.ndarray, node_start: np.ndarray,
+                         out: np.ndarray) -> None:
+        """out[i] += leaf value of training row i, read from the grower's partition (the rows
+        of node j are partition[node_start[j]:node_start[j] + n_samples[j]]): no tree walk."""
+        _add_leaf_values_partition(self.feature, self.value, partition, node_start,
+                                   self.n_samples, out)
+
     def feature_gains(self, n_features: int) -> np.ndarray:
         """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
         internal = self.feature != LEAF
         return np.bincount(self.feature[internal], weights=self.gain[internal],
                            minlength=n_features)
+
+
+def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> None:
+    """out += the sum of the trees' leaf values on raw X, in one pass: blocks of ROW_BLOCK rows
+    in parallel, each block walked down every tree while its rows stay in cache. Each row adds
+    the trees in list order, the sums of calling add_to tree after tree.
+
+    The trees are packed into one array of (feature, left child) pairs: a step reads one pair
+    and one threshold. The growers create children in pairs, right = left + 1
+    (partition.split_node), so the right child is not stored.
+    """
+    offsets = np.cumsum([0] + [len(tree.feature) for tree in trees[:-1]])
+    children = np.zeros((sum(len(tree.feature) for tree in trees), 2), dtype=np.int32)
+    children[:, 0] = np.concatenate([tree.feature for tree in trees])
+    children[:, 1] = np.concatenate([np.where(t.left == LEAF, LEAF, t.left + offset)
+                                     for t, offset in zip(trees, offsets, strict=True)])
+    internal = children[:, 0] != LEAF
+    right = np.concatenate([t.right + offset for t, offset in zip(trees, offsets, strict=True)])
+    if not np.array_equal(right[internal], children[internal, 1] + 1):
+        raise ValueError("add_ensemble_values needs right[i] == left[i] + 1 at every split")
+    _add_ensemble_values_raw(np.asarray(offsets, dtype=np.int64), children,
+                             np.concatenate([t.threshold for t in trees]),
+                             np.concatenate([t.missing_left for t in trees]),
+                             np.concatenate([t.value for t in trees]), X, out)
+
+
+ROW_BLOCK = 64
+
+
+@njit(cache=True, parallel=True)
+def _add_ensemble_values_raw(roots, children, threshold, missing_left, value, X, out):
+    n_rows = X.shape[0]
+    for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
+        for root in roots:
+            for i in range(block * ROW_BLOCK, min((block + 1) * ROW_BLOCK, n_rows)):
+                node = root
+                feature = children[node, 0]
+                while feature != LEAF:
+                    x = X[i, feature]
+                    if np.isnan(x):
+                        go_right = not missing_left[node]
+                    else:
+                        go_right = x > threshold[node]
+                    node = children[node, 1] + go_right
+                    feature = children[node, 0]
+                for k in range(value.shape[1]):
+                    out[i, k] += value[node, k]
 
 
 @njit(cache=True, parallel=True)
@@ -112,6 +166,15 @@ def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, v
     for i in prange(codes.shape[0]):
         for k in range(value.shape[1]):
             out[i, k] += scale * value[leaf[i], k]
+
+
+@njit(cache=True, parallel=True)
+def _add_leaf_values_partition(feature, value, partition, node_start, n_samples, out):
+    for node in prange(feature.shape[0]):
+        if feature[node] == LEAF:
+            for position in range(node_start[node], node_start[node] + n_samples[node]):
+                for k in range(value.shape[1]):
+                    out[partition[position], k] += value[node, k]
 
 
 @njit(cache=True)

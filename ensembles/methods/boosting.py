@@ -8,13 +8,15 @@ Algorithm"; leaf w* = -G / (H + lambda), split gain from the structure score).
 import dataclasses
 
 import numpy as np
+from numba import get_num_threads
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
-from ensembles.engine.tree import Tree
+from ensembles.engine.threads import engine_threads
+from ensembles.engine.tree import Tree, add_ensemble_values
 from ensembles.methods.validation import validate_prediction_data
 from ensembles.progress import progress
 
@@ -102,6 +104,12 @@ class NewtonBoosting:
                              "0 < validation_fraction < 1")
 
     def _boost(self, X, y, sample_weight, loss, n_outputs, stratify=None):
+        """Fit the rounds on n_jobs engine threads (joblib's meaning: None is 1, -1 every core;
+        the fit does not depend on it)."""
+        with engine_threads(self.n_jobs):
+            return self._fit_rounds(X, y, sample_weight, loss, n_outputs, stratify)
+
+    def _fit_rounds(self, X, y, sample_weight, loss, n_outputs, stratify):
         """Fit the rounds; sets init_raw_, trees_ (rounds x outputs), train_score_ and, with
         early stopping, validation_score_ and best_iteration_."""
         self._check_boosting_params()
@@ -113,12 +121,13 @@ class NewtonBoosting:
             X, X_val, y, y_val, sample_weight, w_val = train_test_split(
                 X, y, sample_weight, test_size=self.validation_fraction, stratify=stratify,
                 random_state=rng.randint(SEED_RANGE))
-        self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
-        codes = self._bin_mapper.transform(X)
+        weighted = sample_weight > 0
+        self._bin_mapper = BinMapper(self.max_bins).fit(X if weighted.all() else X[weighted])
+        codes = self._bin_mapper.transform(X, order="C")
         self.init_raw_ = self._initial_raw(loss, y, sample_weight, n_outputs)
         raw = np.tile(self.init_raw_, (len(y), 1))
         raw_val = None if X_val is None else np.tile(self.init_raw_, (len(y_val), 1))
-        codes_val = None if X_val is None else self._bin_mapper.transform(X_val)
+        codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
         active = np.flatnonzero(sample_weight > 0).astype(np.int32)
         n_features = X.shape[1]
         self.trees_, self.train_score_, self.validation_score_ = [], [], []
@@ -132,23 +141,24 @@ class NewtonBoosting:
             if tree_params.colsample_bytree < 1.0:
                 n_draw = max(1, int(tree_params.colsample_bytree * n_features))
                 features = np.sort(rng.choice(n_features, n_draw, replace=False)).astype(np.int32)
-            round_trees = []
+            round_trees, partitions = [], []
             for k in range(n_outputs):
                 stats = np.column_stack([grad[:, k] * sample_weight, hess[:, k] * sample_weight])
-                arrays = grow_gradient_tree(
+                arrays, partition, node_start = grow_gradient_tree(
                     codes, stats, rows, self._bin_mapper.n_bins_, features,
                     GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,
                     tree_params.min_child_samples, tree_params.min_split_gain,
-                    tree_params.colsample_bynode, rng.randint(SEED_RANGE))
+                    tree_params.colsample_bynode, rng.randint(SEED_RANGE), get_num_threads())
                 tree = Tree.from_grown(arrays, self._bin_mapper, self.learning_rate)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,
                                               rows)
                 round_trees.append(tree)
+                partitions.append((partition, node_start))
             self.trees_.append(round_trees)
-            raw += self._round_update(round_trees, codes)
+            raw += self._round_update(round_trees, codes, partitions)
             self.train_score_.append(loss.loss(y, raw, sample_weight))
             if raw_val is not None:
                 raw_val += self._round_update(round_trees, codes_val)
@@ -165,8 +175,15 @@ class NewtonBoosting:
         self.best_iteration_ = int(np.argmin(self.validation_score_))
         return len(self.validation_score_) - 1 - self.best_iteration_ >= self.early_stopping_rounds
 
-    def _round_update(self, round_trees, codes):
-        update = np.column_stack([tree.predict_binned(codes)[:, 0] for tree in round_trees])
+    def _round_update(self, round_trees, codes, partitions=None):
+        """The round's combined tree outputs on binned `codes`; a tree grown on every row
+        reads its training rows' leaves from its partition instead of walking the tree."""
+        update = np.zeros((codes.shape[0], len(round_trees)))
+        for k, tree in enumerate(round_trees):
+            if partitions is not None and len(partitions[k][0]) == codes.shape[0]:
+                tree.add_by_partition(*partitions[k], update[:, k:k + 1])
+            else:
+                update[:, k] = tree.predict_binned(codes)[:, 0]
         return self._combine_round(update)
 
     def _refit_leaves(self, tree, loss, codes, y, raw, weight, rows):
@@ -196,9 +213,10 @@ class NewtonBoosting:
         check_is_fitted(self, "trees_")
         X = validate_prediction_data(self, X)
         total = np.zeros((X.shape[0], len(self.init_raw_)))
-        for round_trees in self.trees_:
-            for k, tree in enumerate(round_trees):
-                tree.add_to(X, total[:, k:k + 1])
+        with engine_threads(self.n_jobs):
+            for k in range(total.shape[1]):
+                add_ensemble_values([round_trees[k] for round_trees in self.trees_], X,
+                                    total[:, k:k + 1])
         return self.init_raw_ + self._combine_round(total)
 
     @property

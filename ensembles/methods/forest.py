@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.forest_grower import grow_cart_tree
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
-from ensembles.engine.tree import Tree
+from ensembles.engine.threads import engine_threads
+from ensembles.engine.tree import Tree, add_ensemble_values
 from ensembles.methods.validation import (
     encode_classes,
     resolve_max_features,
@@ -99,8 +100,8 @@ class _BaseForest(BaseEstimator):
         check_is_fitted(self, "estimators_")
         X = validate_prediction_data(self, X)
         total = np.zeros((X.shape[0], self.estimators_[0].value.shape[1]))
-        for tree in self.estimators_:
-            tree.add_to(X, total)
+        with engine_threads(self.n_jobs):
+            add_ensemble_values(self.estimators_, X, total)
         return total / len(self.estimators_)
 
     def _oob_mean_output(self, codes, counts_per_tree):

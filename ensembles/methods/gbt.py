@@ -2,7 +2,9 @@
 row subsampling and column subsampling (CSC411 GBT notes; Chen and Guestrin 2016).
 
 Parameters have XGBoost's meaning; `base_score` is the initial prediction in the output space
-(None: the loss's best constant, estimated from the data).
+(None: the loss's best constant, estimated from the data). `n_jobs` is the number of threads of
+fit and predict with joblib's meaning (None: 1, -1: every core), as in scikit-learn; the
+model does not depend on it.
 """
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin

@@ -5,6 +5,7 @@ from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.splitting import (
     GINI,
     NEWTON,
+    best_newton_threshold,
     best_threshold,
     leaf_value,
     node_score,
@@ -83,3 +84,23 @@ def test_gini_score_is_weighted_gini_decrease():
     weight = 4.0
     gini = 1 - (0.75**2 + 0.25**2)
     assert weight - node_score(sums, 2, GINI, 0.0, 0.0) == pytest.approx(weight * gini)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_newton_scan_equals_the_generic_scan_bit_for_bit(seed):
+    """best_newton_threshold is best_threshold(NEWTON) with scalar sums: same gain, bin, side."""
+    rng = np.random.default_rng(seed)
+    n_bins = int(rng.integers(2, 256))
+    codes = rng.integers(0, n_bins, size=400)
+    codes[rng.uniform(size=400) < [0.0, 0.1, 0.5][seed % 3]] = MISSING_BIN
+    stats = np.column_stack([rng.normal(size=400), rng.uniform(0.1, 2.0, size=400)])
+    hist = _histogram(codes, stats)
+    parent = hist.sum(axis=0)
+    for reg_lambda, reg_alpha, min_samples_leaf, min_child_weight in [
+            (1.0, 0.0, 1, 1.0), (0.0, 0.5, 5, 0.0), (3.0, 2.0, 20, 10.0)]:
+        scratch = np.zeros((2, 3))
+        generic = best_threshold(hist, n_bins, parent, NEWTON, reg_lambda, reg_alpha,
+                                 min_samples_leaf, min_child_weight, scratch[0], scratch[1])
+        scalar = best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha,
+                                       min_samples_leaf, min_child_weight)
+        assert scalar == generic
