@@ -306,27 +306,27 @@ def sklearn_l2boost(spec: Spec) -> BaseEstimator:
 # Regularized gradient tree boosting (GBT).
 
 
+XGBOOST_NAMED = ("n_estimators", "learning_rate", "max_depth", "max_leaves", "grow_policy",
+                 "reg_lambda", "reg_alpha", "gamma", "min_child_weight", "subsample",
+                 "colsample_bytree", "colsample_bynode", "base_score")
+
+
+def xgboost_named_params(method: DictConfig) -> dict:
+    """The GBT parameters that the in-house estimator and XGBoost take by the same name and
+    meaning (the contract's), as constructor arguments."""
+    return {name: method[name].value if isinstance(method[name], Enum) else method[name]
+            for name in XGBOOST_NAMED}  # fmt: skip
+
+
 def inhouse_gbt(spec: Spec) -> BaseEstimator:
     import ensembles
 
     method, loss = spec.method, spec.loss
     params = {
         "loss": gbt_loss(loss, spec.task),
-        "n_estimators": method.n_estimators,
-        "learning_rate": method.learning_rate,
-        "max_depth": method.max_depth,
-        "max_leaves": method.max_leaves,
-        "grow_policy": method.grow_policy.value,
-        "reg_lambda": method.reg_lambda,
-        "reg_alpha": method.reg_alpha,
-        "gamma": method.gamma,
-        "min_child_weight": method.min_child_weight,
-        "min_child_samples": method.min_child_samples,
-        "subsample": method.subsample,
-        "colsample_bytree": method.colsample_bytree,
-        "colsample_bynode": method.colsample_bynode,
+        **xgboost_named_params(method),
         "max_bins": method.max_bins,
-        "base_score": method.base_score,
+        "min_child_samples": method.min_child_samples,
         "early_stopping_rounds": method.early_stopping_rounds,
         "validation_fraction": method.validation_fraction,
         "random_state": spec.seed,
@@ -368,20 +368,8 @@ def xgboost_gbt(spec: Spec) -> BaseEstimator:
     _check_neutral("xgboost", method, min_child_samples=1)
     params = {
         "objective": XGBOOST_OBJECTIVES[name],
-        "n_estimators": method.n_estimators,
-        "learning_rate": method.learning_rate,
-        "max_depth": method.max_depth,
-        "max_leaves": method.max_leaves,
-        "grow_policy": method.grow_policy.value,
-        "reg_lambda": method.reg_lambda,
-        "reg_alpha": method.reg_alpha,
-        "gamma": method.gamma,
-        "min_child_weight": method.min_child_weight,
-        "subsample": method.subsample,
-        "colsample_bytree": method.colsample_bytree,
-        "colsample_bynode": method.colsample_bynode,
+        **xgboost_named_params(method),
         "max_bin": method.max_bins,
-        "base_score": method.base_score,
         "tree_method": "hist",
         "random_state": spec.seed,
         "n_jobs": spec.n_jobs,

@@ -11,14 +11,19 @@ from sklearn.base import BaseEstimator, is_classifier
 from ensembles.engine.tree import Tree
 
 
+def is_library_model(model: BaseEstimator, library: str, base_class: str) -> bool:
+    """Whether the model is a `library.base_class`, without importing a library not loaded."""
+    module = sys.modules.get(library)
+    return module is not None and isinstance(model, getattr(module, base_class))
+
+
 def leaves_per_tree(model: BaseEstimator) -> list[int]:
     """The number of leaves of every tree of the model (all classes' trees of a round).
     XGBoost and LightGBM are read from their model dumps, scikit-learn from its trees."""
     model = getattr(model, "library_model_", model)  # unwrap HoldoutEarlyStopping
-    xgboost, lightgbm = sys.modules.get("xgboost"), sys.modules.get("lightgbm")
-    if xgboost is not None and isinstance(model, xgboost.XGBModel):
+    if is_library_model(model, "xgboost", "XGBModel"):
         return [tree.count("leaf=") for tree in model.get_booster().get_dump()]
-    if lightgbm is not None and isinstance(model, lightgbm.LGBMModel):
+    if is_library_model(model, "lightgbm", "LGBMModel"):
         return [tree["num_leaves"] for tree in model.booster_.dump_model()["tree_info"]]
     if hasattr(model, "_predictors"):  # scikit-learn's HistGradientBoosting*: rounds x classes
         return [tree.get_n_leaf_nodes() for trees in model._predictors for tree in trees]
@@ -80,15 +85,14 @@ def curve_points(
     predicts with (the best one, after early stopping). XGBoost and LightGBM predict with their
     first r rounds (iteration_range, num_iteration); the others give staged predictions."""
     model = getattr(model, "library_model_", model)  # unwrap HoldoutEarlyStopping
-    xgboost, lightgbm = sys.modules.get("xgboost"), sys.modules.get("lightgbm")
-    if xgboost is not None and isinstance(model, xgboost.XGBModel):
+    if is_library_model(model, "xgboost", "XGBModel"):
         n_rounds = model.get_booster().num_boosted_rounds()
         if model.get_params()["early_stopping_rounds"]:
             n_rounds = model.best_iteration + 1  # the rounds that predict uses
         for rounds in _curve_rounds(n_rounds, every):
             yield rounds, model.predict(X, iteration_range=(0, rounds))
         return
-    if lightgbm is not None and isinstance(model, lightgbm.LGBMModel):
+    if is_library_model(model, "lightgbm", "LGBMModel"):
         n_rounds = model.best_iteration_ or model.booster_.current_iteration()
         for rounds in _curve_rounds(n_rounds, every):
             yield rounds, model.predict(X, num_iteration=rounds)
