@@ -35,7 +35,7 @@ def _edges_and_upper_values(column: np.ndarray, max_bins: int):
         edges = (distinct[:-1] + distinct[1:]) / 2.0
     else:
         quantiles = np.linspace(0.0, 1.0, max_bins + 1)[1:-1]
-        edges = np.unique(np.quantile(values, quantiles, method="midpoint"))
+        edges = np.unique(midpoint_quantiles(values, quantiles))
         edges = edges[edges < distinct[-1]]
     upper_values = np.full(N_BIN_SLOTS, np.nan)
     if len(values):
@@ -46,6 +46,18 @@ def _edges_and_upper_values(column: np.ndarray, max_bins: int):
         in_bin = (largest > lower) & (largest <= upper)
         upper_values[:len(largest)] = np.where(in_bin, largest, np.nan)
     return edges, upper_values
+
+
+def midpoint_quantiles(sorted_values: np.ndarray, quantiles: np.ndarray) -> np.ndarray:
+    """np.quantile(sorted_values, quantiles, method="midpoint") of values already sorted,
+    without numpy's partition: at position i = (n - 1) q, v[i] when i is whole, else
+    v[j + 1] - (v[j + 1] - v[j]) / 2 with j = floor(i) (numpy's interpolation, bit for bit)."""
+    position = (len(sorted_values) - 1) * quantiles
+    below = np.floor(position).astype(np.intp)
+    above = np.minimum(below + 1, len(sorted_values) - 1)
+    low = sorted_values[below]
+    high = sorted_values[above]
+    return np.where(below == np.ceil(position), low, high - (high - low) * 0.5)
 
 
 class BinMapper:
@@ -67,7 +79,7 @@ class BinMapper:
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int32)
         self.bin_upper_values_ = np.array([upper for _, upper in fitted]).reshape(
             X.shape[1], N_BIN_SLOTS)
-        self._padded_edges = np.zeros((X.shape[1], max(self.n_bins_.max() - 1, 1)))
+        self._padded_edges = np.full((X.shape[1], MAX_BINS), np.inf)
         for j, edges in enumerate(self.bin_edges_):
             self._padded_edges[j, :len(edges)] = edges
         return self
@@ -76,7 +88,7 @@ class BinMapper:
         """uint8 codes of X: Fortran order (one feature's codes contiguous, for the CART
         growers) or C order (one row's codes contiguous, for the gradient histograms)."""
         codes = np.empty(X.shape, dtype=np.uint8, order=order)
-        _bin_rows(X, self._padded_edges, self.n_bins_ - 1, codes)
+        _bin_rows(X, self._padded_edges, codes)
         return codes
 
     def fit_transform(self, X: np.ndarray) -> np.ndarray:
@@ -100,21 +112,17 @@ class BinMapper:
 
 
 @njit(cache=True, parallel=True)
-def _bin_rows(X, edges, n_edges, codes):
-    """codes[i, j] = #{edges of j < X[i, j]} (binary search, numpy's searchsorted "left"),
-    MISSING_BIN for NaN; rows in parallel."""
+def _bin_rows(X, edges, codes):
+    """codes[i, j] = #{edges of j < X[i, j]} (numpy's searchsorted "left"), MISSING_BIN for
+    NaN; rows in parallel. edges[j] is padded with +inf to MAX_BINS entries, so the search
+    takes 8 fixed halvings: low grows by 128, 64, ..., 1 while edges[j, low + step - 1] < x.
+    No branch depends on the data, and the searches of a row overlap."""
     for i in prange(X.shape[0]):
         for j in range(X.shape[1]):
             x = X[i, j]
-            if np.isnan(x):
-                codes[i, j] = MISSING_BIN
-                continue
             low = 0
-            high = n_edges[j]
-            while low < high:
-                middle = (low + high) >> 1
-                if edges[j, middle] < x:
-                    low = middle + 1
-                else:
-                    high = middle
-            codes[i, j] = low
+            step = (MAX_BINS + 1) >> 1
+            while step > 0:
+                low += step if edges[j, low + step - 1] < x else 0
+                step >>= 1
+            codes[i, j] = MISSING_BIN if np.isnan(x) else low

@@ -14,9 +14,15 @@ Gains and leaf weights are those of ensembles.engine.splitting (criterion NEWTON
 import numpy as np
 from numba import njit
 
-from ensembles.engine.binning import N_BIN_SLOTS
-from ensembles.engine.histogram import build_node_histogram, subtract_histogram, sum_node_stats
-from ensembles.engine.partition import split_node
+from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.histogram import (
+    CHUNK_ROWS,
+    MAX_CHUNKS,
+    build_node_histogram,
+    subtract_histogram,
+    sum_node_stats,
+)
+from ensembles.engine.partition import partition_node, record_split
 from ensembles.engine.splitting import NEWTON, best_newton_threshold, improves, leaf_value
 from ensembles.engine.tree import LEAF
 
@@ -27,12 +33,14 @@ LOSSGUIDE = 1
 @njit(cache=True)
 def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_depth, max_leaves,
                        reg_lambda, reg_alpha, gamma, min_child_weight, min_samples_leaf,
-                       min_split_gain, node_feature_fraction, seed, n_threads):
+                       min_split_gain, node_feature_fraction, seed):
     """Grow one tree on stats = (g, h) per row (float64, C order) and row-major uint8 codes.
 
     rows: int32 rows of this tree (after subsampling); features: sorted int32 columns it may
-    use (after colsample_bytree); node_feature_fraction: colsample_bynode; n_threads: threads
-    for the histograms of large nodes (numba's current number; the tree does not depend on it).
+    use (after colsample_bytree); node_feature_fraction: colsample_bynode. Large nodes use
+    numba's current threads (histogram.build_node_histogram, partition.partition_node); the
+    tree does not depend on their number. A child's sums are those of its parent's histogram
+    on the split side, as in the split scan.
     Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
     partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
     known without a prediction pass.
@@ -66,6 +74,8 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
     best_missing_left = np.zeros(capacity, dtype=np.bool_)
 
     pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
+    chunk_hists = np.empty((min(MAX_CHUNKS, (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS), n_used,
+                            N_BIN_SLOTS, n_channels))
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
     partition = rows.copy()
@@ -73,18 +83,21 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
     node_features = np.zeros(n_used, dtype=np.bool_)
 
     node_stop[0] = n_rows
-    sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
     n_nodes = 1
     n_leaves = 1
     if _may_split(n_rows, 0, max_depth, min_samples_leaf):
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histogram(codes, partition, 0, n_rows, stats, features, pool[node_slot[0]],
-                             n_threads)
+                             chunk_hists)
+        for b in range(N_BIN_SLOTS):
+            node_sums[0] += pool[node_slot[0], 0, b]
         _find_best_split(pool[node_slot[0]], n_bins, features, node_sums[0], reg_lambda,
                          reg_alpha, min_child_weight, min_samples_leaf, node_feature_fraction,
                          node_features, 0, best_gain, best_feature, best_bin, best_missing_left)
         is_open[0] = True
+    else:
+        sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
 
     cursor = 0
     while True:
@@ -104,10 +117,14 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
 
         start = node_start[node]
         stop = node_stop[node]
-        n_left = split_node(node, n_nodes, codes, partition, scratch, stats, feature,
-                            threshold_bin, missing_left, left_child, right_child, gain,
-                            node_start, node_stop, node_depth, node_sums, best_gain,
-                            best_feature, best_bin, best_missing_left)
+        n_left = partition_node(codes, best_feature[node], best_bin[node],
+                                best_missing_left[node], partition, scratch, start, stop)
+        record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
+                     right_child, gain, node_start, node_stop, node_depth, best_gain,
+                     best_feature, best_bin, best_missing_left)
+        _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
+                   best_missing_left[node], node_sums[n_nodes])
+        node_sums[n_nodes + 1] = node_sums[node] - node_sums[n_nodes]
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
@@ -126,7 +143,7 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
         node_slot[smaller] = free_slots[n_free]
         node_slot[larger] = slot
         build_node_histogram(codes, partition, node_start[smaller], node_stop[smaller], stats,
-                             features, pool[node_slot[smaller]], n_threads)
+                             features, pool[node_slot[smaller]], chunk_hists)
         subtract_histogram(pool[slot], pool[node_slot[smaller]])
         for child, child_may in ((left_id, left_may), (right_id, right_may)):
             if child_may:
@@ -149,6 +166,17 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
               right_child[:n_nodes].copy(), value, gain[:n_nodes].copy(), n_node_samples,
               node_sums[:n_nodes, 1].copy())
     return arrays, partition, node_start[:n_nodes].copy()
+
+
+@njit(cache=True, nogil=True)
+def _left_sums(hist, split_bin, missing_left, out):
+    """out = the channel sums of a split's left child from the parent's histogram of the split
+    feature: bins 0..split_bin, and the missing bin when missing values go left."""
+    out[:] = 0.0
+    for b in range(split_bin + 1):
+        out += hist[b]
+    if missing_left:
+        out += hist[MISSING_BIN]
 
 
 @njit(cache=True)

@@ -14,17 +14,19 @@ time (its g and h are read once, its codes are one cache line):
     codes[row, :]  = c_0 c_1 ... c_{F-1}        (uint8, C order)
     hist[k, c_k]  += (g_row, h_row, 1)          for each used feature k
 
-Threads take disjoint blocks of features and each sums its features over the rows in row
-order, so every bin's sum is the same for any number of threads. Rows a few positions ahead
-are prefetched: a deep node's rows are scattered and each gather would otherwise miss.
+A large node's rows are cut into fixed chunks that threads sum independently; the chunk sums
+are then added in chunk order, so every bin's sum is the same for any number of threads.
+Rows a few positions ahead are prefetched: a deep node's rows are scattered and each gather
+would otherwise miss.
 """
 
 from numba import njit, prange
 
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
-PARALLEL_MIN_WORK = 1 << 20  # rows x features: smaller nodes stay on one thread (a parallel
-# launch costs tens of microseconds idle, and a whole time slice when a core is busy elsewhere)
+CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1 ms of work)
+# pays for its own zeroing and summing, and for a parallel launch
+MAX_CHUNKS = 16  # most chunks per node histogram: bounds the chunk slots' memory
 
 
 @njit(cache=True, nogil=True)
@@ -55,10 +57,13 @@ def sum_node_stats(rows, start, stop, stats, out):
 
 
 @njit(cache=True, nogil=True)
-def build_gradient_histograms(codes, rows, start, stop, stats, features, first, last, hist):
-    """hist[k] = (g, h, count) histogram of feature features[k] over the node rows, for
-    first <= k < last; codes row-major, stats (n_samples, 2) = (g, h)."""
-    for k in range(first, last):
+def build_gradient_histograms(codes, rows, start, stop, stats, features, hist):
+    """hist[k] = (g, h, count) histogram of column features[k] over rows[start:stop]; codes
+    row-major, stats (n_samples, 2) = (g, h). When every column is used (features = 0..F-1)
+    the codes are read without the features lookup, about 1.5x faster."""
+    n_used = features.shape[0]
+    every_column = n_used == codes.shape[1]
+    for k in range(n_used):
         for b in range(hist.shape[1]):
             hist[k, b, 0] = 0.0
             hist[k, b, 1] = 0.0
@@ -66,39 +71,43 @@ def build_gradient_histograms(codes, rows, start, stop, stats, features, first, 
     for position in range(start, stop):
         if position + PREFETCH_DISTANCE < stop:
             ahead = rows[position + PREFETCH_DISTANCE]
-            prefetch(codes[ahead], features[first])
+            prefetch(codes[ahead], 0)
             prefetch(stats[ahead], 0)
         row = rows[position]
         grad = stats[row, 0]
         hess = stats[row, 1]
-        for k in range(first, last):
-            bin_code = codes[row, features[k]]
+        for k in range(n_used):
+            bin_code = codes[row, k] if every_column else codes[row, features[k]]
             hist[k, bin_code, 0] += grad
             hist[k, bin_code, 1] += hess
             hist[k, bin_code, 2] += 1.0
 
 
 @njit(cache=True, parallel=True)
-def _build_gradient_histograms_parallel(codes, rows, start, stop, stats, features, hist,
-                                        n_blocks):
-    n_used = features.shape[0]
-    for block in prange(n_blocks):
-        build_gradient_histograms(codes, rows, start, stop, stats, features,
-                                  block * n_used // n_blocks, (block + 1) * n_used // n_blocks,
-                                  hist)
+def build_node_histogram(codes, rows, start, stop, stats, features, hist, chunk_hists):
+    """hist[k] for every used feature k over the node rows rows[start:stop].
 
-
-@njit(cache=True)
-def build_node_histogram(codes, rows, start, stop, stats, features, hist, n_threads):
-    """hist[k] for every used feature k: one block of features per thread when the node is
-    large enough to pay for a parallel launch, else on this thread (same sums either way)."""
-    n_used = features.shape[0]
-    n_blocks = min(n_threads, n_used)
-    if n_blocks > 1 and (stop - start) * n_used >= PARALLEL_MIN_WORK:
-        _build_gradient_histograms_parallel(codes, rows, start, stop, stats, features, hist,
-                                            n_blocks)
-    else:
-        build_gradient_histograms(codes, rows, start, stop, stats, features, 0, n_used, hist)
+    The rows are cut into at most MAX_CHUNKS chunks of at least CHUNK_ROWS; each chunk is
+    summed into its own slot of chunk_hists (by any thread) and the chunks are added in chunk
+    order, so every bin's sum depends on the node only, not on the number of threads. A node
+    of one chunk is summed directly into hist.
+    """
+    chunk_rows = max(CHUNK_ROWS, (stop - start + MAX_CHUNKS - 1) // MAX_CHUNKS)
+    n_chunks = (stop - start + chunk_rows - 1) // chunk_rows
+    if n_chunks <= 1:
+        build_gradient_histograms(codes, rows, start, stop, stats, features, hist)
+        return
+    for chunk in prange(n_chunks):
+        build_gradient_histograms(codes, rows, start + chunk * chunk_rows,
+                                  min(stop, start + (chunk + 1) * chunk_rows), stats, features,
+                                  chunk_hists[chunk])
+    for k in prange(features.shape[0]):
+        for b in range(hist.shape[1]):
+            for channel in range(hist.shape[2]):
+                total = chunk_hists[0, k, b, channel]
+                for chunk in range(1, n_chunks):
+                    total += chunk_hists[chunk, k, b, channel]
+                hist[k, b, channel] = total
 
 
 @njit(cache=True, nogil=True)
