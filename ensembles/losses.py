@@ -8,6 +8,7 @@ on the loss itself after the tree is grown, as MART does (Friedman 2001, Algorit
 """
 
 import numpy as np
+from numba import njit, prange
 from scipy.special import expit, logit, softmax
 
 HESSIAN_FLOOR = 1e-16
@@ -193,8 +194,10 @@ class LogisticLoss(Loss):
         return np.full(n_outputs, logit(base_score))
 
     def gradient_hessian(self, y, raw):
-        p = expit(raw)
-        return p - y[:, None], np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
+        grad = np.empty_like(raw)
+        hess = np.empty_like(raw)
+        _logistic_gradient_hessian(y, raw[:, 0], grad[:, 0], hess[:, 0])
+        return grad, hess
 
     def loss(self, y, raw, weight):
         return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
@@ -202,6 +205,16 @@ class LogisticLoss(Loss):
     def output(self, raw):
         p = expit(raw[:, 0])
         return np.column_stack([1.0 - p, p])
+
+
+@njit(cache=True, parallel=True)
+def _logistic_gradient_hessian(y, raw, grad, hess):
+    """grad = p - y, hess = max(p (1 - p), HESSIAN_FLOOR) with p = 1 / (1 + exp(-raw)), in one
+    pass (numpy's version makes four temporaries: a tenth of a round at 800k rows)."""
+    for i in prange(raw.shape[0]):
+        p = 1.0 / (1.0 + np.exp(-raw[i]))
+        grad[i] = p - y[i]
+        hess[i] = max(p * (1.0 - p), HESSIAN_FLOOR)
 
 
 class ExponentialLoss(Loss):

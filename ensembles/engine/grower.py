@@ -31,10 +31,12 @@ LOSSGUIDE = 1
 
 
 @njit(cache=True)
-def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_depth, max_leaves,
-                       reg_lambda, reg_alpha, gamma, min_child_weight, min_samples_leaf,
-                       min_split_gain, node_feature_fraction, seed):
-    """Grow one tree on stats = (g, h) per row (float64, C order) and row-major uint8 codes.
+def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_policy, max_depth,
+                       max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
+                       min_samples_leaf, min_split_gain, node_feature_fraction, seed):
+    """Grow one tree on stats = (g, h) per row (float64, C order) and uint8 codes, row-major
+    (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
+    partitions).
 
     rows: int32 rows of this tree (after subsampling); features: sorted int32 columns it may
     use (after colsample_bytree); node_feature_fraction: colsample_bynode. Large nodes use
@@ -117,7 +119,7 @@ def grow_gradient_tree(codes, stats, rows, n_bins, features, grow_policy, max_de
 
         start = node_start[node]
         stop = node_stop[node]
-        n_left = partition_node(codes, best_feature[node], best_bin[node],
+        n_left = partition_node(columns[:, best_feature[node]], best_bin[node],
                                 best_missing_left[node], partition, scratch, start, stop)
         record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
                      right_child, gain, node_start, node_stop, node_depth, best_gain,

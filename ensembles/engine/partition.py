@@ -32,16 +32,14 @@ def partition_rows(column, partition, scratch, start, stop, threshold_bin, missi
 
 
 @njit(cache=True, nogil=True)
-def _split_chunk(codes, feature, threshold_bin, missing_left, partition, scratch, lo, hi):
+def _split_chunk(column, threshold_bin, missing_left, partition, scratch, lo, hi):
     """Rows partition[lo:hi] into scratch[lo:hi]: the left ones from lo up in order, the right
     ones from hi - 1 down (reversed); returns the number of left rows."""
     n_left = 0
     n_right = 0
     for position in range(lo, hi):
-        if position + PREFETCH_DISTANCE < hi:
-            prefetch(codes[partition[position + PREFETCH_DISTANCE]], feature)
         row = partition[position]
-        code = codes[row, feature]
+        code = column[row]
         if missing_left if code == MISSING_BIN else code <= threshold_bin:
             scratch[lo + n_left] = row
             n_left += 1
@@ -52,21 +50,22 @@ def _split_chunk(codes, feature, threshold_bin, missing_left, partition, scratch
 
 
 @njit(cache=True, parallel=True)
-def partition_node(codes, feature, threshold_bin, missing_left, partition, scratch, start, stop):
-    """partition_rows on column `feature` of row-major codes, chunk-parallel for large nodes.
+def partition_node(column, threshold_bin, missing_left, partition, scratch, start, stop):
+    """partition_rows, chunk-parallel for large nodes: chunks of CHUNK_ROWS are split into
+    scratch independently, then every chunk's left rows and right rows are moved to their
+    place. A stable partition is unique, so the result is the same for any number of threads.
 
-    Chunks of CHUNK_ROWS are split into scratch independently, then every chunk's left rows
-    and right rows are moved to their place. A stable partition is unique, so the result is
-    the same for any number of threads. Returns the number of left rows.
+    column: the split feature's codes, contiguous (a node's rows are increasing, so they are
+    read in address order). Returns the number of left rows.
     """
     n_chunks = (stop - start + CHUNK_ROWS - 1) // CHUNK_ROWS
     if n_chunks <= 1:
-        return partition_rows(codes[:, feature], partition, scratch, start, stop, threshold_bin,
+        return partition_rows(column, partition, scratch, start, stop, threshold_bin,
                               missing_left)
     chunk_left = np.empty(n_chunks, dtype=np.int64)
     for chunk in prange(n_chunks):
         lo = start + chunk * CHUNK_ROWS
-        chunk_left[chunk] = _split_chunk(codes, feature, threshold_bin, missing_left, partition,
+        chunk_left[chunk] = _split_chunk(column, threshold_bin, missing_left, partition,
                                          scratch, lo, min(stop, lo + CHUNK_ROWS))
     n_left = chunk_left.sum()
     left_at = np.empty(n_chunks, dtype=np.int64)

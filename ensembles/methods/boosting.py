@@ -124,11 +124,13 @@ class NewtonBoosting:
         weighted = sample_weight > 0
         self._bin_mapper = BinMapper(self.max_bins).fit(X if weighted.all() else X[weighted])
         codes = self._bin_mapper.transform(X, order="C")
+        columns = np.asfortranarray(codes)
         self.init_raw_ = self._initial_raw(loss, y, sample_weight, n_outputs)
         raw = np.tile(self.init_raw_, (len(y), 1))
         raw_val = None if X_val is None else np.tile(self.init_raw_, (len(y_val), 1))
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
         active = np.flatnonzero(sample_weight > 0).astype(np.int32)
+        stats = np.empty((len(y), 2))  # (g, h) * sample weight of the tree being grown
         n_features = X.shape[1]
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
@@ -143,9 +145,10 @@ class NewtonBoosting:
                 features = np.sort(rng.choice(n_features, n_draw, replace=False)).astype(np.int32)
             round_trees, partitions = [], []
             for k in range(n_outputs):
-                stats = np.column_stack([grad[:, k] * sample_weight, hess[:, k] * sample_weight])
+                np.multiply(grad[:, k], sample_weight, out=stats[:, 0])
+                np.multiply(hess[:, k], sample_weight, out=stats[:, 1])
                 arrays, partition, node_start = grow_gradient_tree(
-                    codes, stats, rows, self._bin_mapper.n_bins_, features,
+                    codes, columns, stats, rows, self._bin_mapper.n_bins_, features,
                     GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,
