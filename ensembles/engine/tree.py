@@ -86,22 +86,29 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
     in parallel, each block walked down every tree while its rows stay in cache. Each row adds
     the trees in list order, the sums of calling add_to tree after tree.
 
-    The trees are packed into one array of (feature, left child) pairs: a step reads one pair
-    and one threshold. The growers create children in pairs, right = left + 1
-    (partition.split_node), so the right child is not stored.
+    The rows of a block descend a tree in lockstep, one level per step for as many steps as
+    the tree is deep: the rows' walks are independent chains of loads that the processor
+    overlaps (a single walk waits for each load; 2x faster measured). For that every leaf
+    loops to itself: it tests feature 0 against +inf with NaN going left, and its left child
+    is itself. The trees are packed into one array of (feature, left child) pairs; the
+    growers create children in pairs, right = left + 1 (partition.record_split), so the
+    right child is not stored.
     """
     offsets = np.cumsum([0] + [len(tree.feature) for tree in trees[:-1]])
-    children = np.zeros((sum(len(tree.feature) for tree in trees), 2), dtype=np.int32)
-    children[:, 0] = np.concatenate([tree.feature for tree in trees])
-    children[:, 1] = np.concatenate([np.where(t.left == LEAF, LEAF, t.left + offset)
-                                     for t, offset in zip(trees, offsets, strict=True)])
-    internal = children[:, 0] != LEAF
-    right = np.concatenate([t.right + offset for t, offset in zip(trees, offsets, strict=True)])
-    if not np.array_equal(right[internal], children[internal, 1] + 1):
+    feature = np.concatenate([tree.feature for tree in trees])
+    left = np.concatenate([tree.left + offset for tree, offset in zip(trees, offsets,
+                                                                        strict=True)])
+    right = np.concatenate([tree.right + offset for tree, offset in zip(trees, offsets,
+                                                                          strict=True)])
+    leaf = feature == LEAF
+    if not np.array_equal(right[~leaf], left[~leaf] + 1):
         raise ValueError("add_ensemble_values needs right[i] == left[i] + 1 at every split")
-    _add_ensemble_values_raw(np.asarray(offsets, dtype=np.int64), children,
-                             np.concatenate([t.threshold for t in trees]),
-                             np.concatenate([t.missing_left for t in trees]),
+    children = np.column_stack([np.where(leaf, 0, feature),
+                                np.where(leaf, np.arange(len(feature)), left)]).astype(np.int32)
+    _add_ensemble_values_raw(np.asarray(offsets, dtype=np.int64),
+                             np.array([tree.depth for tree in trees], dtype=np.int64), children,
+                             np.where(leaf, np.inf, np.concatenate([t.threshold for t in trees])),
+                             leaf | np.concatenate([t.missing_left for t in trees]),
                              np.concatenate([t.value for t in trees]), X, out)
 
 
@@ -109,23 +116,23 @@ ROW_BLOCK = 64
 
 
 @njit(cache=True, parallel=True)
-def _add_ensemble_values_raw(roots, children, threshold, missing_left, value, X, out):
+def _add_ensemble_values_raw(roots, depths, children, threshold, missing_left, value, X, out):
     n_rows = X.shape[0]
     for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
-        for root in roots:
-            for i in range(block * ROW_BLOCK, min((block + 1) * ROW_BLOCK, n_rows)):
-                node = root
-                feature = children[node, 0]
-                while feature != LEAF:
-                    x = X[i, feature]
-                    if np.isnan(x):
-                        go_right = not missing_left[node]
-                    else:
-                        go_right = x > threshold[node]
-                    node = children[node, 1] + go_right
-                    feature = children[node, 0]
+        first = block * ROW_BLOCK
+        n_block = min(ROW_BLOCK, n_rows - first)
+        nodes = np.empty(ROW_BLOCK, dtype=np.int64)
+        for tree in range(roots.shape[0]):
+            nodes[:n_block] = roots[tree]
+            for _ in range(depths[tree]):
+                for r in range(n_block):
+                    node = nodes[r]
+                    x = X[first + r, children[node, 0]]
+                    go_right = (not missing_left[node]) if np.isnan(x) else x > threshold[node]
+                    nodes[r] = children[node, 1] + go_right
+            for r in range(n_block):
                 for k in range(value.shape[1]):
-                    out[i, k] += value[node, k]
+                    out[first + r, k] += value[nodes[r], k]
 
 
 @njit(cache=True, parallel=True)
