@@ -14,4 +14,5 @@ def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):
     ours = summary[summary.engine == "inhouse"].set_index("case")
     assert ours.ratio_to_fastest_reference.notna().all()
     assert (summary.accuracy > 0.6).all()
+    assert (summary.fit_peak_rss_mb > summary.data_mb).all()  # the data stay resident in a fit
     assert "ratio_to_fastest_reference" in (tmp_path / "bench.md").read_text()
