@@ -2,27 +2,35 @@
 
 Every open leaf holds a histogram (a slot of the pool) and its best split. Splitting a node
 builds the histogram of the smaller child from its rows and gets the larger child's by
-subtraction, hist(larger) = hist(parent) - hist(smaller), in the parent's slot.
+subtraction, hist(larger) = hist(parent) - hist(smaller), in the parent's slot. The children's
+sums and sizes come from the parent's histogram (the split scan's left side).
 
 - DEPTHWISE (XGBoost's default): open leaves are split in creation order, level by level.
 - LOSSGUIDE (LightGBM's leaf-wise growth): the open leaf of largest gain is split next.
 A split is made only if its gain exceeds min_split_gain (XGBoost's kRtEps) and is at least
 gamma, the depth stays within max_depth and the leaves within max_leaves (0: no limit).
 Gains and leaf weights are those of ensembles.engine.splitting (criterion NEWTON).
+
+Splits are decided one node at a time and then finished in batches: a whole level for
+DEPTHWISE, one split for LOSSGUIDE. Finishing partitions the batch's rows, builds and
+subtracts its histograms and scans its children; large nodes are cut in row chunks and small
+ones are spread over the threads, one node per thread. The draws of colsample_bynode happen
+before, in node order, so the tree does not depend on the number of threads.
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
     MAX_CHUNKS,
+    build_gradient_histograms,
     build_node_histogram,
     subtract_histogram,
     sum_node_stats,
 )
-from ensembles.engine.partition import partition_node, record_split
+from ensembles.engine.partition import partition_node, partition_rows, record_split
 from ensembles.engine.splitting import NEWTON, best_newton_threshold, improves, leaf_value
 from ensembles.engine.tree import LEAF
 
@@ -39,10 +47,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     partitions).
 
     rows: int32 rows of this tree (after subsampling); features: sorted int32 columns it may
-    use (after colsample_bytree); node_feature_fraction: colsample_bynode. Large nodes use
-    numba's current threads (histogram.build_node_histogram, partition.partition_node); the
-    tree does not depend on their number. A child's sums are those of its parent's histogram
-    on the split side, as in the split scan.
+    use (after colsample_bytree); node_feature_fraction: colsample_bynode. The work runs on
+    numba's current threads; the tree does not depend on their number.
     Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
     partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
     known without a prediction pass.
@@ -69,11 +75,13 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     node_depth = np.zeros(capacity, dtype=np.int32)
     node_sums = np.zeros((capacity, n_channels))
     node_slot = np.full(capacity, -1, dtype=np.int32)
+    node_may_split = np.zeros(capacity, dtype=np.bool_)
     is_open = np.zeros(capacity, dtype=np.bool_)
     best_gain = np.full(capacity, -np.inf)
     best_feature = np.full(capacity, -1, dtype=np.int32)
     best_bin = np.zeros(capacity, dtype=np.int32)
     best_missing_left = np.zeros(capacity, dtype=np.bool_)
+    usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
 
     pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
     chunk_hists = np.empty((min(MAX_CHUNKS, (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS), n_used,
@@ -82,7 +90,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     n_free = pool.shape[0]
     partition = rows.copy()
     scratch = np.empty_like(partition)
-    node_features = np.zeros(n_used, dtype=np.bool_)
+    batch = np.empty(leaf_bound, dtype=np.int32)
+    n_batch = 0
 
     node_stop[0] = n_rows
     n_nodes = 1
@@ -94,18 +103,42 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
                              chunk_hists)
         for b in range(N_BIN_SLOTS):
             node_sums[0] += pool[node_slot[0], 0, b]
+        _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, features, node_sums[0], reg_lambda,
-                         reg_alpha, min_child_weight, min_samples_leaf, node_feature_fraction,
-                         node_features, 0, best_gain, best_feature, best_bin, best_missing_left)
+                         reg_alpha, min_child_weight, min_samples_leaf, usable[0], 0, best_gain,
+                         best_feature, best_bin, best_missing_left)
         is_open[0] = True
     else:
         sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
 
     cursor = 0
     while True:
-        node = _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor)
+        if grow_policy == LOSSGUIDE and n_batch > 0:
+            node = -1  # finish the split before choosing the next leaf
+        else:
+            node = _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor)
         if node < 0:
-            break
+            if n_batch == 0:
+                break
+            _partition_batch(columns, batch[:n_batch], feature, threshold_bin, missing_left,
+                             node_start, node_stop, partition, scratch)
+            _batch_histograms(codes, partition, stats, features, batch[:n_batch], left_child,
+                              node_start, node_stop, node_slot, pool, chunk_hists)
+            children = _splittable_children(batch[:n_batch], left_child, node_may_split)
+            for child in children:
+                _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
+            _scan_children(children, pool, node_slot, n_bins, features, node_sums, reg_lambda,
+                           reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
+                           best_feature, best_bin, best_missing_left)
+            is_open[children] = True
+            for node in batch[:n_batch]:
+                for child in range(left_child[node], left_child[node] + 2):
+                    if not node_may_split[child] and node_slot[child] >= 0:
+                        free_slots[n_free] = node_slot[child]
+                        n_free += 1
+                        node_slot[child] = -1
+            n_batch = 0
+            continue
         cursor = node
         is_open[node] = False
         slot = node_slot[node]
@@ -117,47 +150,32 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
             n_free += 1
             continue
 
-        start = node_start[node]
-        stop = node_stop[node]
-        n_left = partition_node(columns[:, best_feature[node]], best_bin[node],
-                                best_missing_left[node], partition, scratch, start, stop)
+        left_id = n_nodes
+        right_id = n_nodes + 1
+        _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
+                   best_missing_left[node], node_sums[left_id])
+        node_sums[right_id] = node_sums[node] - node_sums[left_id]
+        n_left = int(node_sums[left_id, n_channels - 1])
+        n_right = node_stop[node] - node_start[node] - n_left
         record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
                      right_child, gain, node_start, node_stop, node_depth, best_gain,
                      best_feature, best_bin, best_missing_left)
-        _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
-                   best_missing_left[node], node_sums[n_nodes])
-        node_sums[n_nodes + 1] = node_sums[node] - node_sums[n_nodes]
-        left_id = n_nodes
-        right_id = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
-
-        child_depth = node_depth[node] + 1
-        left_may = _may_split(n_left, child_depth, max_depth, min_samples_leaf)
-        right_may = _may_split(stop - start - n_left, child_depth, max_depth, min_samples_leaf)
-        if not (left_may or right_may):
+        node_may_split[left_id] = _may_split(n_left, node_depth[left_id], max_depth,
+                                             min_samples_leaf)
+        node_may_split[right_id] = _may_split(n_right, node_depth[right_id], max_depth,
+                                              min_samples_leaf)
+        if node_may_split[left_id] or node_may_split[right_id]:
+            smaller, larger = (left_id, right_id) if n_left <= n_right else (right_id, left_id)
+            n_free -= 1
+            node_slot[smaller] = free_slots[n_free]
+            node_slot[larger] = slot
+        else:
             free_slots[n_free] = slot
             n_free += 1
-            continue
-        smaller, larger = (left_id, right_id) if n_left <= stop - start - n_left else \
-            (right_id, left_id)
-        n_free -= 1
-        node_slot[smaller] = free_slots[n_free]
-        node_slot[larger] = slot
-        build_node_histogram(codes, partition, node_start[smaller], node_stop[smaller], stats,
-                             features, pool[node_slot[smaller]], chunk_hists)
-        subtract_histogram(pool[slot], pool[node_slot[smaller]])
-        for child, child_may in ((left_id, left_may), (right_id, right_may)):
-            if child_may:
-                _find_best_split(pool[node_slot[child]], n_bins, features, node_sums[child],
-                                 reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
-                                 node_feature_fraction, node_features, child, best_gain,
-                                 best_feature, best_bin, best_missing_left)
-                is_open[child] = True
-            else:
-                free_slots[n_free] = node_slot[child]
-                n_free += 1
-                node_slot[child] = -1
+        batch[n_batch] = node
+        n_batch += 1
 
     value = np.zeros((n_nodes, 1))
     for node in range(n_nodes):
@@ -203,26 +221,27 @@ def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
 
 
 @njit(cache=True)
-def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_child_weight,
-                     min_samples_leaf, node_feature_fraction, node_features, node,
-                     best_gain, best_feature, best_bin, best_missing_left):
-    """Best (gain, feature, bin, missing side) of a node over its features, stored at `node`.
-
-    Features are scanned in increasing index and a later one must `improve` on the best, so
-    ties go to the smaller index, as in XGBoost. colsample_bynode draws the node's features
-    first.
-    """
-    n_used = features.shape[0]
-    node_features[:] = True
+def _draw_features(usable, node_feature_fraction):
+    """colsample_bynode: mark a random int(fraction * n_used) (at least 1) of the tree's
+    features usable at a node; all of them when the fraction is 1."""
     if node_feature_fraction < 1.0:
-        n_draw = max(1, int(node_feature_fraction * n_used))
-        order = np.random.permutation(n_used)
-        node_features[:] = False
-        node_features[order[:n_draw]] = True
+        n_draw = max(1, int(node_feature_fraction * usable.shape[0]))
+        order = np.random.permutation(usable.shape[0])
+        usable[:] = False
+        usable[order[:n_draw]] = True
+
+
+@njit(cache=True, nogil=True)
+def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_child_weight,
+                     min_samples_leaf, usable, node, best_gain, best_feature, best_bin,
+                     best_missing_left):
+    """Best (gain, feature, bin, missing side) of a node over its usable features, stored at
+    `node`. Features are scanned in increasing index and a later one must `improve` on the
+    best, so ties go to the smaller index, as in XGBoost."""
     best_gain[node] = -np.inf
     best_feature[node] = -1
-    for k in range(n_used):
-        if not node_features[k]:
+    for k in range(features.shape[0]):
+        if not usable[k]:
             continue
         f = features[k]
         split_gain, split_bin, split_missing_left = best_newton_threshold(
@@ -232,3 +251,76 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
             best_feature[node] = f
             best_bin[node] = split_bin
             best_missing_left[node] = split_missing_left
+
+
+@njit(cache=True, parallel=True)
+def _partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_start,
+                     node_stop, partition, scratch):
+    """Partition the rows of every split node of a batch: large nodes one after another, each
+    over all threads (partition_node); the others one node per thread."""
+    for t in range(nodes.shape[0]):
+        node = nodes[t]
+        if node_stop[node] - node_start[node] > CHUNK_ROWS:
+            partition_node(columns[:, feature[node]], threshold_bin[node], missing_left[node],
+                           partition, scratch, node_start[node], node_stop[node])
+    for t in prange(nodes.shape[0]):
+        node = nodes[t]
+        if node_stop[node] - node_start[node] <= CHUNK_ROWS:
+            partition_rows(columns[:, feature[node]], partition, scratch, node_start[node],
+                           node_stop[node], threshold_bin[node], missing_left[node])
+
+
+@njit(cache=True, parallel=True)
+def _batch_histograms(codes, partition, stats, features, nodes, left_child, node_start,
+                      node_stop, node_slot, pool, chunk_hists):
+    """For every split node of a batch whose children hold slots: build the smaller child's
+    histogram from its rows (large children over all threads, the others one per thread),
+    then the larger child's by subtraction in the parent's slot."""
+    n_batch = nodes.shape[0]
+    smaller = np.full(n_batch, -1, dtype=np.int64)
+    larger = np.full(n_batch, -1, dtype=np.int64)
+    for t in range(n_batch):
+        left = left_child[nodes[t]]
+        if node_slot[left] >= 0:
+            n_left = node_stop[left] - node_start[left]
+            n_right = node_stop[left + 1] - node_start[left + 1]
+            smaller[t], larger[t] = (left, left + 1) if n_left <= n_right else (left + 1, left)
+    for t in range(n_batch):
+        child = smaller[t]
+        if child >= 0 and node_stop[child] - node_start[child] > CHUNK_ROWS:
+            build_node_histogram(codes, partition, node_start[child], node_stop[child], stats,
+                                 features, pool[node_slot[child]], chunk_hists)
+    for t in prange(n_batch):
+        child = smaller[t]
+        if child >= 0 and node_stop[child] - node_start[child] <= CHUNK_ROWS:
+            build_gradient_histograms(codes, partition, node_start[child], node_stop[child],
+                                      stats, features, pool[node_slot[child]])
+    for t in prange(n_batch):
+        if smaller[t] >= 0:
+            subtract_histogram(pool[node_slot[larger[t]]], pool[node_slot[smaller[t]]])
+
+
+@njit(cache=True)
+def _splittable_children(nodes, left_child, node_may_split):
+    """The children of a batch's split nodes that may split, in node order."""
+    children = np.empty(2 * nodes.shape[0], dtype=np.int64)
+    n_children = 0
+    for node in nodes:
+        for child in range(left_child[node], left_child[node] + 2):
+            if node_may_split[child]:
+                children[n_children] = child
+                n_children += 1
+    return children[:n_children]
+
+
+@njit(cache=True, parallel=True)
+def _scan_children(children, pool, node_slot, n_bins, features, node_sums, reg_lambda,
+                   reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
+                   best_feature, best_bin, best_missing_left):
+    """_find_best_split of every child, one child per thread."""
+    for t in prange(children.shape[0]):
+        child = children[t]
+        _find_best_split(pool[node_slot[child]], n_bins, features, node_sums[child],
+                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
+                         usable[min(child, usable.shape[0] - 1)], child, best_gain,
+                         best_feature, best_bin, best_missing_left)

@@ -11,7 +11,8 @@ from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 @njit(cache=True, nogil=True)
 def partition_rows(column, partition, scratch, start, stop, threshold_bin, missing_left):
-    """Stable in-place partition of rows[start:stop]: rows going left first; returns their count."""
+    """Stable in-place partition of rows[start:stop]: rows going left first; returns their count.
+    Only scratch[start:stop] is written, so disjoint nodes can be partitioned at once."""
     n_left = 0
     n_right = 0
     for position in range(start, stop):
@@ -24,10 +25,10 @@ def partition_rows(column, partition, scratch, start, stop, threshold_bin, missi
             partition[start + n_left] = row
             n_left += 1
         else:
-            scratch[n_right] = row
+            scratch[start + n_right] = row
             n_right += 1
     for k in range(n_right):
-        partition[start + n_left + k] = scratch[k]
+        partition[start + n_left + k] = scratch[start + k]
     return n_left
 
 
