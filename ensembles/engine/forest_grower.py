@@ -2,8 +2,11 @@
 
 The node's rows are a slice of one partition array that each split reorders in place (left rows
 first). A node's best split is found when the node is created: its candidate features are
-visited in a random order, one histogram per feature, until `max_features` non-constant
-features were scored (features constant in the node do not count, as in scikit-learn's CART).
+visited in a random order until `max_features` non-constant features were scored (features
+constant in the node do not count, as in scikit-learn's CART). The histograms of the next
+`max_features - n_scored` features of that order are built in one pass over the node's rows
+(forest_histogram); extra trees take one feature at a time, since each feature's random
+threshold is drawn before the next feature.
 Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (largest gain).
 """
 
@@ -11,11 +14,18 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
-from ensembles.engine.histogram import build_feature_histogram, sum_node_stats
-from ensembles.engine.partition import split_node
+from ensembles.engine.forest_histogram import (
+    build_drawn_histograms,
+    clear_bins,
+    node_bins,
+    occupied_bins,
+)
+from ensembles.engine.forest_partition import partition_node
+from ensembles.engine.histogram import sum_node_stats
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
+    best_two_class_threshold,
     improves,
     leaf_value,
     node_impurity,
@@ -24,6 +34,7 @@ from ensembles.engine.splitting import (
 from ensembles.engine.tree import LEAF
 
 PURE_IMPURITY = 1e-12
+SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from the rows' codes
 
 
 @njit(cache=True, nogil=True)
@@ -69,10 +80,12 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     partition = rows.copy()
     scratch = np.empty_like(partition)
-    hist = np.zeros((N_BIN_SLOTS, n_stats + 1))
+    hist = np.zeros((n_features, N_BIN_SLOTS, n_stats + 1))
     left_scratch = np.zeros(n_stats + 1)
     right_scratch = np.zeros(n_stats + 1)
     feature_order = np.arange(n_features)
+    bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
+    scan = np.zeros((8, N_BIN_SLOTS))
 
     node_stop[0] = n_rows
     sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
@@ -83,7 +96,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
                       max_depth, min_samples_split, min_samples_leaf, min_child_weight,
                       max_features, random_splits, node_start, node_stop, node_depth,
                       node_sums, value, best_gain, best_feature, best_bin, best_missing_left,
-                      hist, left_scratch, right_scratch, feature_order):
+                      hist, left_scratch, right_scratch, feature_order, bins, scan):
         is_open[0] = True
         stack[0] = 0
         stack_size = 1
@@ -102,9 +115,9 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
         if not best_gain[node] > min_split_gain or (0 < max_leaf_nodes <= n_leaves):
             continue
 
-        split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
-                   missing_left, left_child, right_child, gain, node_start, node_stop,
-                   node_depth, node_sums, best_gain, best_feature, best_bin, best_missing_left)
+        _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
+                    missing_left, left_child, right_child, gain, node_start, node_stop,
+                    node_depth, node_sums, best_gain, best_feature, best_bin, best_missing_left)
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
@@ -115,7 +128,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
                               min_child_weight, max_features, random_splits, node_start,
                               node_stop, node_depth, node_sums, value, best_gain, best_feature,
                               best_bin, best_missing_left, hist, left_scratch, right_scratch,
-                              feature_order):
+                              feature_order, bins, scan):
                 is_open[child] = True
                 stack[stack_size] = child
                 stack_size += 1
@@ -134,7 +147,7 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
                    max_depth, min_samples_split, min_samples_leaf, min_child_weight,
                    max_features, random_splits, node_start, node_stop, node_depth, node_sums,
                    value, best_gain, best_feature, best_bin, best_missing_left, hist, left,
-                   right, feature_order):
+                   right, feature_order, bins, scan):
     """Set the node's leaf value and best split; True when the node may be split."""
     n_stats = stats.shape[1]
     n_features = codes.shape[1]
@@ -147,32 +160,87 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
             or n_node < 2 * min_samples_leaf
             or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
         return False
+    n_drawn = 0
     n_scored = 0
-    for i in range(n_features):
+    while n_scored < max_features and n_drawn < n_features:
+        n_batch = 1 if random_splits else min(max_features - n_scored, n_features - n_drawn)
+        _draw_features(feature_order, n_drawn, n_drawn + n_batch)
+        build_drawn_histograms(codes, partition, start, stop, stats, feature_order, n_drawn,
+                               n_drawn + n_batch, hist)
+        for k in range(n_drawn, n_drawn + n_batch):
+            f = feature_order[k]
+            if n_node < SORTED_BINS_MAX_ROWS:
+                n_occupied = node_bins(codes, partition, start, stop, f, bins)
+            else:
+                n_occupied = occupied_bins(hist[k], n_bins[f], bins)
+            if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1:  # not constant
+                split_gain, split_bin, split_missing_left = _feature_split(
+                    hist[k], bins, n_occupied, n_bins[f], bin_upper_values[f], sums, criterion,
+                    min_samples_leaf, min_child_weight, random_splits, left, right, scan)
+                if split_bin >= 0 and improves(split_gain, best_gain[node]):
+                    best_gain[node] = split_gain
+                    best_feature[node] = f
+                    best_bin[node] = split_bin
+                    best_missing_left[node] = split_missing_left
+                n_scored += 1
+            clear_bins(hist[k], bins, n_occupied)
+        n_drawn += n_batch
+    return best_feature[node] >= 0
+
+
+@njit(cache=True, nogil=True)
+def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
+                missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
+                node_sums, best_gain, best_feature, best_bin, best_missing_left):
+    """Apply the node's best split: partition its rows, record the split, and create its
+    children as nodes n_nodes (left) and n_nodes + 1 (right) with their rows, depth and sums."""
+    start = node_start[node]
+    left_id = n_nodes
+    right_id = n_nodes + 1
+    n_left = partition_node(codes, best_feature[node], best_bin[node], best_missing_left[node],
+                            partition, scratch, start, node_stop[node], stats,
+                            node_sums[left_id])
+    for channel in range(node_sums.shape[1]):
+        node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
+    feature[node] = best_feature[node]
+    threshold_bin[node] = best_bin[node]
+    missing_left[node] = best_missing_left[node]
+    left_child[node] = left_id
+    right_child[node] = right_id
+    gain[node] = best_gain[node]
+    node_start[left_id] = start
+    node_stop[left_id] = start + n_left
+    node_start[right_id] = start + n_left
+    node_stop[right_id] = node_stop[node]
+    node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
+
+
+@njit(cache=True, nogil=True)
+def _draw_features(feature_order, first, last):
+    """Fisher-Yates steps first..last-1: feature_order[first:last] becomes the next features
+    of a uniformly random order (the draws of one node continue its sequence)."""
+    n_features = feature_order.shape[0]
+    for i in range(first, last):
         j = i + np.random.randint(n_features - i)
         f = feature_order[j]
         feature_order[j] = feature_order[i]
         feature_order[i] = f
-        build_feature_histogram(codes[:, f], partition, start, stop, stats, hist)
-        if _is_constant(hist, n_bins[f], n_stats, n_node):
-            continue
-        if random_splits:
-            split_gain, split_bin, split_missing_left = random_threshold(
-                hist, n_bins[f], bin_upper_values[f], sums, criterion, 0.0, 0.0,
-                min_samples_leaf, min_child_weight, left, right)
-        else:
-            split_gain, split_bin, split_missing_left = best_threshold(
-                hist, n_bins[f], sums, criterion, 0.0, 0.0, min_samples_leaf,
-                min_child_weight, left, right)
-        if split_bin >= 0 and improves(split_gain, best_gain[node]):
-            best_gain[node] = split_gain
-            best_feature[node] = f
-            best_bin[node] = split_bin
-            best_missing_left[node] = split_missing_left
-        n_scored += 1
-        if n_scored >= max_features:
-            break
-    return best_feature[node] >= 0
+
+
+@njit(cache=True, nogil=True)
+def _feature_split(hist, bins, n_occupied, n_bins, upper_values, sums, criterion,
+                   min_samples_leaf, min_child_weight, random_splits, left, right, scan):
+    """(gain, bin, missing_left) of one feature: a random threshold (extra trees), or the best
+    one, scanned with scalar sums for two classes."""
+    n_stats = sums.shape[0] - 1
+    if random_splits:
+        return random_threshold(hist, n_bins, upper_values, sums, criterion, 0.0, 0.0,
+                                min_samples_leaf, min_child_weight, left, right)
+    if criterion != NEWTON and n_stats == 2:
+        return best_two_class_threshold(hist, bins, n_occupied, n_bins, sums, criterion,
+                                        min_samples_leaf, min_child_weight, scan)
+    return best_threshold(hist, n_bins, sums, criterion, 0.0, 0.0, min_samples_leaf,
+                          min_child_weight, left, right)
 
 
 @njit(cache=True, nogil=True)
@@ -184,13 +252,3 @@ def _largest_gain_open_node(is_open, best_gain, n_nodes):
             chosen = node
     return chosen
 
-
-@njit(cache=True, nogil=True)
-def _is_constant(hist, n_bins, n_stats, n_node):
-    """True when every node row falls in a single bin (the missing bin included)."""
-    if hist[MISSING_BIN, n_stats] == n_node:
-        return True
-    for b in range(n_bins):
-        if hist[b, n_stats] > 0.0:
-            return hist[b, n_stats] == n_node
-    return True

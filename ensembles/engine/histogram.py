@@ -30,19 +30,6 @@ MAX_CHUNKS = 16  # most chunks per node histogram: bounds the chunk slots' memor
 
 
 @njit(cache=True, nogil=True)
-def build_feature_histogram(codes, rows, start, stop, stats, hist):
-    """hist[b, c] = sum of stats[i, c] over node rows i with codes[i] == b; last channel counts."""
-    n_stats = stats.shape[1]
-    hist[:, :] = 0.0
-    for position in range(start, stop):
-        row = rows[position]
-        bin_code = codes[row]
-        for channel in range(n_stats):
-            hist[bin_code, channel] += stats[row, channel]
-        hist[bin_code, n_stats] += 1.0
-
-
-@njit(cache=True, nogil=True)
 def sum_node_stats(rows, start, stop, stats, out):
     """out[c] = sum of stats[i, c] over the node rows; last entry counts them."""
     n_stats = stats.shape[1]

@@ -1,11 +1,11 @@
-"""The partition array (one array of row indices that each split reorders in place) and the
-bookkeeping of a split in the growers' flat node arrays."""
+"""The partition array of the gradient grower (one array of row indices that each split
+reorders in place) and the bookkeeping of a split in the flat node arrays."""
 
 import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
-from ensembles.engine.histogram import CHUNK_ROWS, sum_node_stats
+from ensembles.engine.histogram import CHUNK_ROWS
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 
@@ -107,20 +107,3 @@ def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, le
     node_start[right_id] = start + n_left
     node_stop[right_id] = node_stop[node]
     node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
-
-
-@njit(cache=True, nogil=True)
-def split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
-               missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
-               node_sums, best_gain, best_feature, best_bin, best_missing_left):
-    """Apply the node's best split: partition its rows, record the split (record_split) and
-    sum the children's statistics. Returns the number of rows that went left."""
-    start = node_start[node]
-    n_left = partition_rows(codes[:, best_feature[node]], partition, scratch, start,
-                            node_stop[node], best_bin[node], best_missing_left[node])
-    record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
-                 best_bin, best_missing_left)
-    sum_node_stats(partition, start, start + n_left, stats, node_sums[n_nodes])
-    node_sums[n_nodes + 1] = node_sums[node] - node_sums[n_nodes]
-    return n_left

@@ -227,6 +227,161 @@ def _larger_side_is_left(hist, threshold_bin, n_stats, n_node):
 
 
 @njit(cache=True, nogil=True)
+def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
+                             min_samples_leaf, min_child_weight, scan):
+    """best_threshold for GINI or ENTROPY on a two-class (w_0, w_1, count) histogram: the same
+    gains in the same floating-point order, about 4x faster (it runs for every drawn feature of
+    every node of every forest tree). bins[:n_occupied] are the non-missing bins holding rows,
+    increasing (best_threshold skips the others). Three passes over the candidate thresholds:
+
+        1. running left sums, as best_threshold forms them (missing rows added, then removed)
+           -> scan[0:3, i] (missing rows right), scan[3:6, i] (missing rows left)
+        2. both side-pairs' gains -> scan[6, i], scan[7, i]  (no dependency: vectorized)
+        3. the first largest gain, missing-right preferred on ties, as best_threshold
+
+    scan: float64 scratch (8, N_BIN_SLOTS)."""
+    parent_score = _two_class_score(parent[0], parent[1], criterion)
+    min_count = max(min_samples_leaf, 1)
+    has_missing = hist[MISSING_BIN, 2] > 0.0
+    last_bin = n_bins if has_missing else n_bins - 1
+    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan)
+    _split_gains(scan[0], scan[1], scan[2], n_candidates, parent, parent_score, criterion,
+                 min_count, min_child_weight, scan[6])
+    if has_missing:
+        _split_gains(scan[3], scan[4], scan[5], n_candidates, parent, parent_score, criterion,
+                     min_count, min_child_weight, scan[7])
+    best_gain = -np.inf
+    best = -1
+    best_missing_left = False
+    for i in range(n_candidates):
+        gain = -np.inf
+        missing_left = False
+        if scan[6, i] > gain:
+            gain = scan[6, i]
+        if has_missing and scan[7, i] > gain:
+            gain = scan[7, i]
+            missing_left = True
+        if gain > best_gain:
+            best_gain = gain
+            best = i
+            best_missing_left = missing_left
+    if best < 0:
+        return best_gain, -1, best_missing_left
+    if not has_missing:  # _larger_side_is_left, from the left count of pass 1
+        best_missing_left = scan[2, best] >= parent[2] - scan[2, best]
+    return best_gain, bins[best], best_missing_left
+
+
+@njit(cache=True, nogil=True)
+def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
+    """Pass 1 of best_two_class_threshold: the left side's (w_0, w_1, count) at each occupied
+    bin below last_bin, without and with the missing rows; returns the number of candidates.
+    The missing rows are added to and then removed from the running sums, as in
+    _best_missing_side, so that every sum is rounded as there."""
+    missing_0 = hist[MISSING_BIN, 0]
+    missing_1 = hist[MISSING_BIN, 1]
+    missing_n = hist[MISSING_BIN, 2]
+    left_0 = 0.0
+    left_1 = 0.0
+    left_n = 0.0
+    n_candidates = 0
+    for i in range(n_occupied):
+        b = bins[i]
+        if b >= last_bin:
+            break
+        left_0 += hist[b, 0]
+        left_1 += hist[b, 1]
+        left_n += hist[b, 2]
+        scan[0, i] = left_0
+        scan[1, i] = left_1
+        scan[2, i] = left_n
+        if has_missing:
+            left_0 += missing_0
+            left_1 += missing_1
+            left_n += missing_n
+            scan[3, i] = left_0
+            scan[4, i] = left_1
+            scan[5, i] = left_n
+            left_0 -= missing_0
+            left_1 -= missing_1
+            left_n -= missing_n
+        n_candidates += 1
+    return n_candidates
+
+
+@njit(cache=True, nogil=True)
+def _split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent, parent_score, criterion,
+                 min_count, min_child_weight, gains):
+    """Pass 2 of best_two_class_threshold: gains[i] = _two_class_split_gain of left side i."""
+    if criterion == GINI:
+        _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent[0], parent[1],
+                          parent[2], parent_score, min_count, min_child_weight, gains)
+        return
+    for i in range(n_candidates):
+        gains[i] = _two_class_split_gain(parent[0], parent[1], parent[2], parent_score,
+                                         lefts_0[i], lefts_1[i], lefts_n[i], criterion,
+                                         min_count, min_child_weight)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent_0, parent_1, parent_n,
+                      parent_score, min_count, min_child_weight, gains):
+    """_split_gains for GINI without a branch, so that the loop is vectorized: each term
+    w_k^2 / W is computed, then kept only where w_k > 0 (the numpy error model lets the
+    discarded 0 / 0 be NaN instead of raising), the same operations as _two_class_score."""
+    for i in range(n_candidates):
+        left_0 = lefts_0[i]
+        left_1 = lefts_1[i]
+        left_n = lefts_n[i]
+        right_0 = parent_0 - left_0
+        right_1 = parent_1 - left_1
+        right_n = parent_n - left_n
+        left_total = 0.0 + left_0 + left_1
+        right_total = 0.0 + right_0 + right_1
+        left_score = 0.0 + left_0 * left_0 / left_total if left_0 > 0.0 else 0.0
+        left_score = left_score + left_1 * left_1 / left_total if left_1 > 0.0 else left_score
+        right_score = 0.0 + right_0 * right_0 / right_total if right_0 > 0.0 else 0.0
+        right_score = (right_score + right_1 * right_1 / right_total if right_1 > 0.0
+                       else right_score)
+        admissible = ((left_n >= min_count) & (right_n >= min_count)
+                      & (left_total >= min_child_weight) & (right_total >= min_child_weight))
+        gains[i] = left_score + right_score - parent_score if admissible else -np.inf
+
+
+@njit(cache=True, nogil=True)
+def _two_class_score(weight_0, weight_1, criterion):
+    """node_score for GINI or ENTROPY from the scalar class weights w_0, w_1."""
+    total = 0.0 + weight_0 + weight_1
+    score = 0.0
+    if weight_0 > 0.0:
+        if criterion == GINI:
+            score += weight_0 * weight_0 / total
+        else:
+            score += weight_0 * np.log(weight_0 / total)
+    if weight_1 > 0.0:
+        if criterion == GINI:
+            score += weight_1 * weight_1 / total
+        else:
+            score += weight_1 * np.log(weight_1 / total)
+    return score
+
+
+@njit(cache=True, nogil=True)
+def _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, left_1, left_n,
+                          criterion, min_count, min_child_weight):
+    """_best_missing_side's gain of one side-pair for two classes; -inf when inadmissible."""
+    right_0 = parent_0 - left_0
+    right_1 = parent_1 - left_1
+    right_n = parent_n - left_n
+    if not (left_n >= min_count and right_n >= min_count
+            and 0.0 + left_0 + left_1 >= min_child_weight
+            and 0.0 + right_0 + right_1 >= min_child_weight):
+        return -np.inf
+    return (_two_class_score(left_0, left_1, criterion)
+            + _two_class_score(right_0, right_1, criterion) - parent_score)
+
+
+@njit(cache=True, nogil=True)
 def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_samples_leaf,
                           min_child_weight):
     """best_threshold for NEWTON on a (g, h, count) histogram, with the sums held in scalars:

@@ -71,7 +71,7 @@ class _BaseForest(BaseEstimator):
             raise ValueError("oob_score=True needs bootstrap=True")
         unit_stats, criterion = self._unit_stats(y)
         self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
-        codes = self._bin_mapper.transform(X)
+        codes = self._bin_mapper.transform(X, order="C")
         n_candidates = self._n_candidates(X.shape[1])
         seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
         trees = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(

@@ -2,11 +2,14 @@ import numpy as np
 import pytest
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.forest_histogram import occupied_bins
 from ensembles.engine.splitting import (
+    ENTROPY,
     GINI,
     NEWTON,
     best_newton_threshold,
     best_threshold,
+    best_two_class_threshold,
     leaf_value,
     node_score,
 )
@@ -104,3 +107,48 @@ def test_newton_scan_equals_the_generic_scan_bit_for_bit(seed):
         scalar = best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha,
                                        min_samples_leaf, min_child_weight)
         assert scalar == generic
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("criterion", [GINI, ENTROPY])
+def test_two_class_scan_equals_the_generic_scan_bit_for_bit(seed, criterion):
+    """best_two_class_threshold is best_threshold(GINI / ENTROPY) over the occupied bins, with
+    scalar sums and vectorized gains: same gain, bin and side, with integer weights and with
+    weights over six orders of magnitude (whose running sums round)."""
+    rng = np.random.default_rng(seed)
+    n_bins = int(rng.integers(2, 256))
+    codes = rng.integers(0, n_bins, size=400)
+    codes[rng.uniform(size=400) < [0.0, 0.1, 0.5][seed % 3]] = MISSING_BIN
+    y = (rng.uniform(size=400) < codes / 255).astype(int)
+    weight = 10.0 ** rng.uniform(-3, 3, size=400) if seed % 2 else rng.integers(1, 4, 400) * 1.0
+    hist = _histogram(codes, np.eye(2)[y] * weight[:, None])
+    parent = hist.sum(axis=0)
+    bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
+    n_occupied = occupied_bins(hist, n_bins, bins)
+    for min_samples_leaf, min_child_weight in [(1, 0.0), (5, 0.0), (20, 30.0)]:
+        scratch = np.zeros((2, 3))
+        generic = best_threshold(hist, n_bins, parent, criterion, 0.0, 0.0, min_samples_leaf,
+                                 min_child_weight, scratch[0], scratch[1])
+        scalar = best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
+                                          min_samples_leaf, min_child_weight,
+                                          np.zeros((8, N_BIN_SLOTS)))
+        assert scalar == generic
+
+
+@pytest.mark.parametrize("criterion", [GINI, ENTROPY])
+def test_two_class_scan_keeps_the_first_of_tied_thresholds(criterion):
+    # classes (0, 0, 1, 1) in bins 0..3: "<= 0" and "<= 2" are mirror images, the same gain
+    hist = _histogram(np.arange(4), np.eye(2)[[0, 0, 1, 1]])
+    hist[1] = 0.0  # bins 0, 2, 3 occupied: left (1, 0) or (2, 1) of parent (2, 2)
+    hist[0] = [1.0, 0.0, 1.0]
+    hist[2] = [1.0, 1.0, 2.0]
+    parent = hist.sum(axis=0)
+    bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
+    n_occupied = occupied_bins(hist, 4, bins)
+    gain, threshold_bin, _ = best_two_class_threshold(hist, bins, n_occupied, 4, parent,
+                                                      criterion, 1, 0.0,
+                                                      np.zeros((8, N_BIN_SLOTS)))
+    scratch = np.zeros((2, 3))
+    assert (gain, threshold_bin) == best_threshold(hist, 4, parent, criterion, 0.0, 0.0, 1, 0.0,
+                                                   scratch[0], scratch[1])[:2]
+    assert threshold_bin == 0

@@ -4,6 +4,14 @@ from sklearn.datasets import load_breast_cancer, make_friedman1
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ensembles import RandomForestClassifier, RandomForestRegressor
+from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.forest_histogram import (
+    build_drawn_histograms,
+    clear_bins,
+    node_bins,
+    occupied_bins,
+)
+from ensembles.engine.forest_partition import partition_node
 from ensembles.engine.tree import LEAF
 
 
@@ -73,3 +81,59 @@ def test_regression_tree_equals_sklearn_cart_on_training_data(min_samples_leaf):
                                       random_state=0).fit(X, y)
     assert ours.estimators_[0].n_leaves == reference.get_n_leaves()
     assert np.allclose(ours.predict(X), reference.predict(X))
+
+
+def _binned_node(seed, n_stats):
+    """Codes with missing values, per-sample statistics, and a node: scattered rows."""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 40, size=(300, 6)).astype(np.uint8)
+    codes[rng.uniform(size=codes.shape) < 0.1] = MISSING_BIN
+    stats = rng.uniform(0.0, 2.0, size=(300, n_stats))
+    rows = rng.permutation(300)[:120].astype(np.int32)
+    return codes, stats, rows
+
+
+@pytest.mark.parametrize("n_stats", [2, 3])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_drawn_histograms_equal_numpy_sums_in_row_order(n_stats, order):
+    codes, stats, rows = _binned_node(0, n_stats)
+    codes = np.asarray(codes, order=order)
+    features = np.array([4, 1, 3, 0, 5, 2])
+    hist = np.zeros((6, N_BIN_SLOTS, n_stats + 1))
+    build_drawn_histograms(codes, rows, 10, 110, stats, features, 1, 4, hist)
+    node = rows[10:110]
+    for k in range(1, 4):
+        expected = np.zeros((N_BIN_SLOTS, n_stats + 1))
+        for row in node:  # one row at a time, in partition order: the same rounding
+            expected[codes[row, features[k]], :-1] += stats[row]
+            expected[codes[row, features[k]], -1] += 1
+        assert np.array_equal(hist[k], expected)
+        occupied = np.unique(codes[node, features[k]])
+        occupied = occupied[occupied != MISSING_BIN]
+        bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
+        assert np.array_equal(bins[:occupied_bins(hist[k], 40, bins)], occupied)
+        bins[:] = 0
+        assert np.array_equal(bins[:node_bins(codes, rows, 10, 110, features[k], bins)],
+                              occupied)
+        clear_bins(hist[k], bins, len(occupied))
+    assert not hist.any()
+
+
+@pytest.mark.parametrize("missing_left", [False, True])
+def test_partition_is_stable_and_sums_the_left_rows(missing_left):
+    codes, stats, rows = _binned_node(1, 2)
+    partition = rows.copy()
+    left_sums = np.zeros(3)
+    n_left = partition_node(codes, 2, 17, missing_left, partition, np.empty_like(partition),
+                            20, 100, stats, left_sums)
+    node = rows[20:100]
+    code = codes[node, 2]
+    goes_left = np.where(code == MISSING_BIN, missing_left, code <= 17)
+    assert n_left == goes_left.sum()
+    assert np.array_equal(partition[20:100], np.concatenate([node[goes_left], node[~goes_left]]))
+    assert np.array_equal(partition[:20], rows[:20])
+    assert np.array_equal(partition[100:], rows[100:])
+    expected = np.zeros(2)
+    for row in node[goes_left]:
+        expected += stats[row]
+    assert np.array_equal(left_sums, [*expected, n_left])
