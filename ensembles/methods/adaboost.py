@@ -53,7 +53,7 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         self.classes_, y_codes = encode_classes(y)
         n_classes = len(self.classes_)
         self._bin_mapper = BinMapper(self.max_bins).fit(X[weight > 0])
-        codes = self._bin_mapper.transform(X)
+        codes = self._bin_mapper.transform(X, order="C")
         one_hot = np.eye(n_classes)[y_codes]
         weight = weight / weight.sum()
         rng = check_random_state(self.random_state)
