@@ -22,6 +22,7 @@ from ensembles.engine.forest_histogram import (
 )
 from ensembles.engine.forest_partition import partition_node
 from ensembles.engine.histogram import sum_node_stats
+from ensembles.engine.partition import record_split
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
@@ -192,8 +193,8 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
 def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
                 missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
                 node_sums, best_gain, best_feature, best_bin, best_missing_left):
-    """Apply the node's best split: partition its rows, record the split, and create its
-    children as nodes n_nodes (left) and n_nodes + 1 (right) with their rows, depth and sums."""
+    """Apply the node's best split: partition its rows, summing the left child's statistics,
+    then record the split and its children (partition.record_split)."""
     start = node_start[node]
     left_id = n_nodes
     right_id = n_nodes + 1
@@ -202,17 +203,9 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
                             node_sums[left_id])
     for channel in range(node_sums.shape[1]):
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
-    feature[node] = best_feature[node]
-    threshold_bin[node] = best_bin[node]
-    missing_left[node] = best_missing_left[node]
-    left_child[node] = left_id
-    right_child[node] = right_id
-    gain[node] = best_gain[node]
-    node_start[left_id] = start
-    node_stop[left_id] = start + n_left
-    node_start[right_id] = start + n_left
-    node_stop[right_id] = node_stop[node]
-    node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
+    record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
+                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
+                 best_bin, best_missing_left)
 
 
 @njit(cache=True, nogil=True)

@@ -10,8 +10,7 @@ by row and the row's statistics are read once:
     codes[row, :]  = c_0 c_1 ... c_{F-1}         (uint8, C order)
     hist[k, c_{f_k}] += (stats[row], 1)          for the drawn features f_k, first <= k < last
 
-Column-major codes are summed one feature (one contiguous column) at a time. Either way each
-bin adds the node's rows in partition order, so the sums are the same.
+Each bin adds the node's rows in partition order.
 
 The split scans visit only the occupied bins of a slot, listed from its counts
 (`occupied_bins`) or, in a node of a few rows, from the rows' codes (`node_bins`, which leaves
@@ -29,10 +28,7 @@ from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 def build_drawn_histograms(codes, rows, start, stop, stats, features, first, last, hist):
     """hist[k, b, c] += stats[i, c] over the node rows i with codes[i, features[k]] == b, for
     first <= k < last; channel n_stats counts the rows. The slots must be zero."""
-    if not codes.flags.c_contiguous:
-        for k in range(first, last):
-            _add_rows(codes, rows, start, stop, stats, features, k, k + 1, hist)
-    elif stats.shape[1] == 2:
+    if stats.shape[1] == 2:
         _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, hist)
     else:
         _add_rows(codes, rows, start, stop, stats, features, first, last, hist)

@@ -94,10 +94,8 @@ def _binned_node(seed, n_stats):
 
 
 @pytest.mark.parametrize("n_stats", [2, 3])
-@pytest.mark.parametrize("order", ["C", "F"])
-def test_drawn_histograms_equal_numpy_sums_in_row_order(n_stats, order):
+def test_drawn_histograms_equal_numpy_sums_in_row_order(n_stats):
     codes, stats, rows = _binned_node(0, n_stats)
-    codes = np.asarray(codes, order=order)
     features = np.array([4, 1, 3, 0, 5, 2])
     hist = np.zeros((6, N_BIN_SLOTS, n_stats + 1))
     build_drawn_histograms(codes, rows, 10, 110, stats, features, 1, 4, hist)
