@@ -24,6 +24,8 @@ from numba import njit, prange
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
+    COUNT_CHANNEL,
+    GRADIENT_CHANNELS,
     MAX_CHUNKS,
     build_gradient_histograms,
     build_node_histogram,
@@ -54,7 +56,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     known without a prediction pass.
     """
     np.random.seed(seed)
-    n_channels = stats.shape[1] + 1
+    n_channels = GRADIENT_CHANNELS
     n_rows = rows.shape[0]
     n_used = features.shape[0]
     leaf_bound = max(n_rows, 1)
@@ -155,7 +157,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
                    best_missing_left[node], node_sums[left_id])
         node_sums[right_id] = node_sums[node] - node_sums[left_id]
-        n_left = int(node_sums[left_id, n_channels - 1])
+        n_left = int(node_sums[left_id, COUNT_CHANNEL])
         n_right = node_stop[node] - node_start[node] - n_left
         record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
                      right_child, gain, node_start, node_stop, node_depth, best_gain,

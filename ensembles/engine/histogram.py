@@ -12,7 +12,9 @@ The gradient trees build all features of a node at once from row-major codes, on
 time (its g and h are read once, its codes are one cache line):
 
     codes[row, :]  = c_0 c_1 ... c_{F-1}        (uint8, C order)
-    hist[k, c_k]  += (g_row, h_row, 1)          for each used feature k
+    hist[k, c_k]  += (g_row, h_row, 1, 0)       for each used feature k
+
+Their bins have a fourth, zero channel so that each addition is one four-lane vector add.
 
 A large node's rows are cut into fixed chunks that threads sum independently; the chunk sums
 are then added in chunk order, so every bin's sum is the same for any number of threads.
@@ -20,13 +22,18 @@ Rows a few positions ahead are prefetched: a deep node's rows are scattered and 
 would otherwise miss.
 """
 
+import numpy as np
 from numba import njit, prange
 
+from ensembles.engine.binning import N_BIN_SLOTS
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
+from ensembles.engine.simd import LANES, add_four_lanes
 
 CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1 ms of work)
 # pays for its own zeroing and summing, and for a parallel launch
 MAX_CHUNKS = 16  # most chunks per node histogram: bounds the chunk slots' memory
+GRADIENT_CHANNELS = LANES  # g, h, count, 0
+COUNT_CHANNEL = 2
 
 
 @njit(cache=True, nogil=True)
@@ -45,29 +52,33 @@ def sum_node_stats(rows, start, stop, stats, out):
 
 @njit(cache=True, nogil=True)
 def build_gradient_histograms(codes, rows, start, stop, stats, features, hist):
-    """hist[k] = (g, h, count) histogram of column features[k] over rows[start:stop]; codes
-    row-major, stats (n_samples, 2) = (g, h). When every column is used (features = 0..F-1)
-    the codes are read without the features lookup, about 1.5x faster."""
-    n_used = features.shape[0]
-    every_column = n_used == codes.shape[1]
-    for k in range(n_used):
-        for b in range(hist.shape[1]):
-            hist[k, b, 0] = 0.0
-            hist[k, b, 1] = 0.0
-            hist[k, b, 2] = 0.0
-    for position in range(start, stop):
-        if position + PREFETCH_DISTANCE < stop:
-            ahead = rows[position + PREFETCH_DISTANCE]
+    """hist[k] = (g, h, count, 0) histogram of column features[k] over rows[start:stop];
+    codes row-major, stats (n_samples, 2) = (g, h), hist C-contiguous (n_used, N_BIN_SLOTS,
+    GRADIENT_CHANNELS), 32-byte aligned as numba allocates it (a bin across two cache lines
+    costs 45%).
+    Each row adds to a bin with one four-lane add; indices are unsigned (numba tests signed
+    ones for wraparound). When every column is used (features = 0..F-1) the codes are read
+    without the features lookup, about 1.5x faster."""
+    bins = hist.reshape(-1)
+    bins[:] = 0.0
+    n_used = np.uint64(features.shape[0])
+    every_column = features.shape[0] == codes.shape[1]
+    bin_stride = np.uint64(GRADIENT_CHANNELS)
+    feature_stride = np.uint64(N_BIN_SLOTS * GRADIENT_CHANNELS)  # a constant: 10% faster
+    first = np.uint64(start)
+    end = np.uint64(stop)
+    for position in range(first, end):
+        if position + np.uint64(PREFETCH_DISTANCE) < end:
+            ahead = np.uint64(rows[position + np.uint64(PREFETCH_DISTANCE)])
             prefetch(codes[ahead], 0)
             prefetch(stats[ahead], 0)
-        row = rows[position]
-        grad = stats[row, 0]
-        hess = stats[row, 1]
+        row = np.uint64(rows[position])
+        grad = stats[row, np.uint64(0)]
+        hess = stats[row, np.uint64(1)]
         for k in range(n_used):
             bin_code = codes[row, k] if every_column else codes[row, features[k]]
-            hist[k, bin_code, 0] += grad
-            hist[k, bin_code, 1] += hess
-            hist[k, bin_code, 2] += 1.0
+            add_four_lanes(bins, k * feature_stride + np.uint64(bin_code) * bin_stride,
+                           grad, hess, 1.0, 0.0)
 
 
 @njit(cache=True, parallel=True)
