@@ -130,12 +130,12 @@ class NewtonBoosting:
         raw_val = None if X_val is None else np.tile(self.init_raw_, (len(y_val), 1))
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
         active = np.flatnonzero(sample_weight > 0).astype(np.int32)
-        stats = np.empty((len(y), 2))  # (g, h) * sample weight of the tree being grown
+        stats = np.empty((n_outputs, len(y), 2))  # (g, h) * sample weight, per output
         n_features = X.shape[1]
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
-            grad, hess = loss.gradient_hessian(y, raw)
+            loss.weighted_stats(y, raw, sample_weight, stats)
             rows = active
             if self.subsample < 1.0:
                 rows = active[rng.uniform(size=len(active)) < self.subsample]
@@ -145,10 +145,8 @@ class NewtonBoosting:
                 features = np.sort(rng.choice(n_features, n_draw, replace=False)).astype(np.int32)
             round_trees, partitions = [], []
             for k in range(n_outputs):
-                np.multiply(grad[:, k], sample_weight, out=stats[:, 0])
-                np.multiply(hess[:, k], sample_weight, out=stats[:, 1])
                 arrays, partition, node_start = grow_gradient_tree(
-                    codes, columns, stats, rows, self._bin_mapper.n_bins_, features,
+                    codes, columns, stats[k], rows, self._bin_mapper.n_bins_, features,
                     GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,
