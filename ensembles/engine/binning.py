@@ -13,6 +13,7 @@ from numba import njit, prange
 MAX_BINS = 255
 MISSING_BIN = 255
 N_BIN_SLOTS = 256  # MAX_BINS value bins + the missing-value bin
+BIN_SAMPLE_ROWS = 200_000  # rows the edges are fitted on, as LightGBM and scikit-learn
 
 
 def fit_bin_edges(column: np.ndarray, max_bins: int = MAX_BINS) -> np.ndarray:
@@ -62,18 +63,28 @@ def midpoint_quantiles(sorted_values: np.ndarray, quantiles: np.ndarray) -> np.n
 
 class BinMapper:
     """Maps a float matrix to uint8 codes, one set of edges per feature. Features are fitted
-    and coded on numba's current number of threads (results do not depend on it)."""
+    and coded on numba's current number of threads (results do not depend on it).
 
-    def __init__(self, max_bins: int = MAX_BINS):
+    With more than `sample_rows` rows the edges are fitted on that many rows drawn without
+    replacement (a fixed seed), as LightGBM (bin_construct_sample_cnt) and scikit-learn's
+    HistGradientBoosting (subsample) do: sorting 800k rows per feature took a twentieth of a
+    100-round fit. None: every row."""
+
+    def __init__(self, max_bins: int = MAX_BINS, sample_rows: int | None = BIN_SAMPLE_ROWS):
         if not 2 <= max_bins <= MAX_BINS:
             raise ValueError(f"max_bins must be in [2, {MAX_BINS}], got {max_bins}")
         self.max_bins = max_bins
+        self.sample_rows = sample_rows
 
     def fit(self, X: np.ndarray) -> "BinMapper":
         """Edges per feature, and bin_upper_values_[j, b]: the largest training value of
         feature j in bin b (NaN for an empty bin), the raw scale random thresholds are drawn on."""
+        rows = slice(None)
+        if self.sample_rows is not None and X.shape[0] > self.sample_rows:
+            rng = np.random.default_rng(0)
+            rows = np.sort(rng.choice(X.shape[0], self.sample_rows, replace=False))
         with ThreadPoolExecutor(numba.get_num_threads()) as pool:
-            fitted = list(pool.map(lambda j: _edges_and_upper_values(X[:, j], self.max_bins),
+            fitted = list(pool.map(lambda j: _edges_and_upper_values(X[rows, j], self.max_bins),
                                    range(X.shape[1])))
         self.bin_edges_ = [edges for edges, _ in fitted]
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int32)
