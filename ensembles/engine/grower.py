@@ -13,8 +13,9 @@ Gains and leaf weights are those of ensembles.engine.splitting (criterion NEWTON
 
 Splits are decided one node at a time and then finished in batches: a whole level for
 DEPTHWISE, one split for LOSSGUIDE. Finishing partitions the batch's rows, builds and
-subtracts its histograms and scans its children; large nodes are cut in row chunks and small
-ones are spread over the threads, one node per thread. The draws of colsample_bynode happen
+subtracts its histograms and scans its children; the partitions and the histograms of a
+batch are each one pass of work items (row chunks of large nodes, whole small nodes) that the
+threads take largest first. The draws of colsample_bynode happen
 before, in node order, so the tree does not depend on the number of threads.
 """
 
@@ -23,16 +24,13 @@ from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import (
-    CHUNK_ROWS,
     COUNT_CHANNEL,
     GRADIENT_CHANNELS,
-    MAX_CHUNKS,
-    build_gradient_histograms,
-    build_node_histogram,
+    build_node_histograms,
     subtract_histogram,
     sum_node_stats,
 )
-from ensembles.engine.partition import partition_node, partition_rows, record_split
+from ensembles.engine.partition import partition_batch, record_split
 from ensembles.engine.splitting import NEWTON, best_newton_threshold, improves, leaf_value
 from ensembles.engine.tree import LEAF
 
@@ -86,8 +84,6 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
 
     pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
-    chunk_hists = np.empty((min(MAX_CHUNKS, (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS), n_used,
-                            N_BIN_SLOTS, n_channels))
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
     partition = rows.copy()
@@ -101,8 +97,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     if _may_split(n_rows, 0, max_depth, min_samples_leaf):
         n_free -= 1
         node_slot[0] = free_slots[n_free]
-        build_node_histogram(codes, partition, 0, n_rows, stats, features, pool[node_slot[0]],
-                             chunk_hists)
+        build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
+                              node_start, node_stop, node_slot, pool)
         for b in range(N_BIN_SLOTS):
             node_sums[0] += pool[node_slot[0], 0, b]
         _draw_features(usable[0], node_feature_fraction)
@@ -122,10 +118,10 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         if node < 0:
             if n_batch == 0:
                 break
-            _partition_batch(columns, batch[:n_batch], feature, threshold_bin, missing_left,
-                             node_start, node_stop, partition, scratch)
+            partition_batch(columns, batch[:n_batch], feature, threshold_bin, missing_left,
+                            node_start, node_stop, partition, scratch)
             _batch_histograms(codes, partition, stats, features, batch[:n_batch], left_child,
-                              node_start, node_stop, node_slot, pool, chunk_hists)
+                              node_start, node_stop, node_slot, pool)
             children = _splittable_children(batch[:n_batch], left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
@@ -256,50 +252,27 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
 
 
 @njit(cache=True, parallel=True)
-def _partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_start,
-                     node_stop, partition, scratch):
-    """Partition the rows of every split node of a batch: large nodes one after another, each
-    over all threads (partition_node); the others one node per thread."""
-    for t in range(nodes.shape[0]):
-        node = nodes[t]
-        if node_stop[node] - node_start[node] > CHUNK_ROWS:
-            partition_node(columns[:, feature[node]], threshold_bin[node], missing_left[node],
-                           partition, scratch, node_start[node], node_stop[node])
-    for t in prange(nodes.shape[0]):
-        node = nodes[t]
-        if node_stop[node] - node_start[node] <= CHUNK_ROWS:
-            partition_rows(columns[:, feature[node]], partition, scratch, node_start[node],
-                           node_stop[node], threshold_bin[node], missing_left[node])
-
-
-@njit(cache=True, parallel=True)
 def _batch_histograms(codes, partition, stats, features, nodes, left_child, node_start,
-                      node_stop, node_slot, pool, chunk_hists):
+                      node_stop, node_slot, pool):
     """For every split node of a batch whose children hold slots: build the smaller child's
-    histogram from its rows (large children over all threads, the others one per thread),
-    then the larger child's by subtraction in the parent's slot."""
+    histogram from its rows (all of them in one pass, build_node_histograms), then the
+    larger child's by subtraction in the parent's slot."""
     n_batch = nodes.shape[0]
-    smaller = np.full(n_batch, -1, dtype=np.int64)
-    larger = np.full(n_batch, -1, dtype=np.int64)
+    smaller = np.empty(n_batch, dtype=np.int64)
+    larger = np.empty(n_batch, dtype=np.int64)
+    n_pairs = 0
     for t in range(n_batch):
         left = left_child[nodes[t]]
         if node_slot[left] >= 0:
             n_left = node_stop[left] - node_start[left]
             n_right = node_stop[left + 1] - node_start[left + 1]
-            smaller[t], larger[t] = (left, left + 1) if n_left <= n_right else (left + 1, left)
-    for t in range(n_batch):
-        child = smaller[t]
-        if child >= 0 and node_stop[child] - node_start[child] > CHUNK_ROWS:
-            build_node_histogram(codes, partition, node_start[child], node_stop[child], stats,
-                                 features, pool[node_slot[child]], chunk_hists)
-    for t in prange(n_batch):
-        child = smaller[t]
-        if child >= 0 and node_stop[child] - node_start[child] <= CHUNK_ROWS:
-            build_gradient_histograms(codes, partition, node_start[child], node_stop[child],
-                                      stats, features, pool[node_slot[child]])
-    for t in prange(n_batch):
-        if smaller[t] >= 0:
-            subtract_histogram(pool[node_slot[larger[t]]], pool[node_slot[smaller[t]]])
+            smaller[n_pairs], larger[n_pairs] = ((left, left + 1) if n_left <= n_right
+                                                 else (left + 1, left))
+            n_pairs += 1
+    build_node_histograms(codes, partition, stats, features, smaller[:n_pairs], node_start,
+                          node_stop, node_slot, pool)
+    for t in prange(n_pairs):
+        subtract_histogram(pool[node_slot[larger[t]]], pool[node_slot[smaller[t]]])
 
 
 @njit(cache=True)

@@ -28,6 +28,7 @@ from numba import njit, prange
 from ensembles.engine.binning import N_BIN_SLOTS
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 from ensembles.engine.simd import LANES, add_four_lanes
+from ensembles.engine.work_queue import WORKERS, next_item
 
 CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1 ms of work)
 # pays for its own zeroing and summing, and for a parallel launch
@@ -82,30 +83,64 @@ def build_gradient_histograms(codes, rows, start, stop, stats, features, hist):
 
 
 @njit(cache=True, parallel=True)
-def build_node_histogram(codes, rows, start, stop, stats, features, hist, chunk_hists):
-    """hist[k] for every used feature k over the node rows rows[start:stop].
+def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
+                          node_slot, pool):
+    """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
+    rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass.
 
-    The rows are cut into at most MAX_CHUNKS chunks of at least CHUNK_ROWS; each chunk is
-    summed into its own slot of chunk_hists (by any thread) and the chunks are added in chunk
-    order, so every bin's sum depends on the node only, not on the number of threads. A node
-    of one chunk is summed directly into hist.
+    A node of more than CHUNK_ROWS rows is cut into at most MAX_CHUNKS chunks of at least
+    CHUNK_ROWS; each chunk is summed into its own slot and the chunks are added in chunk
+    order, so every bin's sum depends on the node only, not on the number of threads. The
+    work items (chunks and small nodes) go to the threads largest first (work_queue).
     """
-    chunk_rows = max(CHUNK_ROWS, (stop - start + MAX_CHUNKS - 1) // MAX_CHUNKS)
-    n_chunks = (stop - start + chunk_rows - 1) // chunk_rows
-    if n_chunks <= 1:
-        build_gradient_histograms(codes, rows, start, stop, stats, features, hist)
-        return
-    for chunk in prange(n_chunks):
-        build_gradient_histograms(codes, rows, start + chunk * chunk_rows,
-                                  min(stop, start + (chunk + 1) * chunk_rows), stats, features,
-                                  chunk_hists[chunk])
-    for k in prange(features.shape[0]):
-        for b in range(hist.shape[1]):
-            for channel in range(hist.shape[2]):
-                total = chunk_hists[0, k, b, channel]
-                for chunk in range(1, n_chunks):
-                    total += chunk_hists[chunk, k, b, channel]
-                hist[k, b, channel] = total
+    n_nodes = nodes.shape[0]
+    chunk_rows = np.empty(n_nodes, dtype=np.int64)
+    first_chunk = np.zeros(n_nodes + 1, dtype=np.int64)
+    for t in range(n_nodes):
+        n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
+        chunk_rows[t] = max(CHUNK_ROWS, (n_rows + MAX_CHUNKS - 1) // MAX_CHUNKS)
+        n_chunks = (n_rows + chunk_rows[t] - 1) // chunk_rows[t]
+        first_chunk[t + 1] = first_chunk[t] + (n_chunks if n_chunks > 1 else 0)
+    chunk_hists = np.empty((first_chunk[n_nodes], features.shape[0], N_BIN_SLOTS,
+                            GRADIENT_CHANNELS))
+    item_node = np.empty(first_chunk[n_nodes] + n_nodes, dtype=np.int64)
+    item_chunk = np.empty_like(item_node)  # -1: the whole node, straight into its slot
+    item_rows = np.empty_like(item_node)
+    n_items = 0
+    for t in range(n_nodes):
+        n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
+        if first_chunk[t + 1] == first_chunk[t]:
+            item_node[n_items], item_chunk[n_items], item_rows[n_items] = t, -1, n_rows
+            n_items += 1
+        for chunk in range(first_chunk[t + 1] - first_chunk[t]):
+            item_node[n_items], item_chunk[n_items] = t, chunk
+            item_rows[n_items] = min(chunk_rows[t], n_rows - chunk * chunk_rows[t])
+            n_items += 1
+    order = np.argsort(-item_rows[:n_items], kind="mergesort")
+    counter = np.zeros(1, dtype=np.int64)
+    for _ in prange(WORKERS):
+        item = next_item(counter)
+        while item < n_items:
+            t = item_node[order[item]]
+            chunk = item_chunk[order[item]]
+            start = node_start[nodes[t]]
+            if chunk < 0:
+                build_gradient_histograms(codes, rows, start, node_stop[nodes[t]], stats,
+                                          features, pool[node_slot[nodes[t]]])
+            else:
+                lo = start + chunk * chunk_rows[t]
+                build_gradient_histograms(codes, rows, lo, lo + item_rows[order[item]], stats,
+                                          features, chunk_hists[first_chunk[t] + chunk])
+            item = next_item(counter)
+    n_used = features.shape[0]
+    for pair in prange(n_nodes * n_used):
+        t = pair // n_used
+        k = pair % n_used
+        if first_chunk[t + 1] > first_chunk[t]:
+            hist = pool[node_slot[nodes[t]], k]
+            hist[:] = chunk_hists[first_chunk[t], k]
+            for chunk in range(first_chunk[t] + 1, first_chunk[t + 1]):
+                hist += chunk_hists[chunk, k]
 
 
 @njit(cache=True, nogil=True)

@@ -5,31 +5,10 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
-from ensembles.engine.histogram import CHUNK_ROWS
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
+from ensembles.engine.work_queue import WORKERS, next_item
 
-
-@njit(cache=True, nogil=True)
-def partition_rows(column, partition, scratch, start, stop, threshold_bin, missing_left):
-    """Stable in-place partition of rows[start:stop]: rows going left first; returns their count.
-    Only scratch[start:stop] is written, so disjoint nodes can be partitioned at once."""
-    n_left = 0
-    n_right = 0
-    for position in range(start, stop):
-        if position + PREFETCH_DISTANCE < stop:
-            prefetch(column, partition[position + PREFETCH_DISTANCE])
-        row = partition[position]
-        code = column[row]
-        goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin
-        if goes_left:
-            partition[start + n_left] = row
-            n_left += 1
-        else:
-            scratch[start + n_right] = row
-            n_right += 1
-    for k in range(n_right):
-        partition[start + n_left + k] = scratch[start + k]
-    return n_left
+PARTITION_CHUNK_ROWS = 1 << 14  # rows per work item: small enough to balance two threads
 
 
 @njit(cache=True, nogil=True)
@@ -39,6 +18,8 @@ def _split_chunk(column, threshold_bin, missing_left, partition, scratch, lo, hi
     n_left = 0
     n_right = 0
     for position in range(lo, hi):
+        if position + PREFETCH_DISTANCE < hi:
+            prefetch(column, partition[position + PREFETCH_DISTANCE])
         row = partition[position]
         code = column[row]
         if missing_left if code == MISSING_BIN else code <= threshold_bin:
@@ -51,39 +32,66 @@ def _split_chunk(column, threshold_bin, missing_left, partition, scratch, lo, hi
 
 
 @njit(cache=True, parallel=True)
-def partition_node(column, threshold_bin, missing_left, partition, scratch, start, stop):
-    """partition_rows, chunk-parallel for large nodes: chunks of CHUNK_ROWS are split into
-    scratch independently, then every chunk's left rows and right rows are moved to their
-    place. A stable partition is unique, so the result is the same for any number of threads.
+def partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_start,
+                    node_stop, partition, scratch):
+    """Stable partition of the rows of every node of a batch by its split (feature,
+    threshold_bin, missing_left): the rows going left first, in their order.
 
-    column: the split feature's codes, contiguous (a node's rows are increasing, so they are
-    read in address order). Returns the number of left rows.
+    Every node's rows are cut into chunks of PARTITION_CHUNK_ROWS; the chunks of all nodes
+    are split into scratch by the threads, largest first (work_queue), then each chunk's
+    left and right rows are moved to their place. A stable partition is unique, so the
+    result does not depend on the number of threads. columns: the codes column-major (a
+    node's rows are increasing, so a column is read in address order).
     """
-    n_chunks = (stop - start + CHUNK_ROWS - 1) // CHUNK_ROWS
-    if n_chunks <= 1:
-        return partition_rows(column, partition, scratch, start, stop, threshold_bin,
-                              missing_left)
-    chunk_left = np.empty(n_chunks, dtype=np.int64)
-    for chunk in prange(n_chunks):
-        lo = start + chunk * CHUNK_ROWS
-        chunk_left[chunk] = _split_chunk(column, threshold_bin, missing_left, partition,
-                                         scratch, lo, min(stop, lo + CHUNK_ROWS))
-    n_left = chunk_left.sum()
-    left_at = np.empty(n_chunks, dtype=np.int64)
-    right_at = np.empty(n_chunks, dtype=np.int64)
-    left_at[0] = start
-    right_at[0] = start + n_left
-    for chunk in range(1, n_chunks):
-        left_at[chunk] = left_at[chunk - 1] + chunk_left[chunk - 1]
-        right_at[chunk] = right_at[chunk - 1] + CHUNK_ROWS - chunk_left[chunk - 1]
-    for chunk in prange(n_chunks):
-        lo = start + chunk * CHUNK_ROWS
-        hi = min(stop, lo + CHUNK_ROWS)
-        for j in range(chunk_left[chunk]):
-            partition[left_at[chunk] + j] = scratch[lo + j]
-        for j in range(hi - lo - chunk_left[chunk]):
-            partition[right_at[chunk] + j] = scratch[hi - 1 - j]
-    return n_left
+    n_nodes = nodes.shape[0]
+    first_item = np.zeros(n_nodes + 1, dtype=np.int64)
+    for t in range(n_nodes):
+        n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
+        first_item[t + 1] = first_item[t] + (n_rows + PARTITION_CHUNK_ROWS - 1) // (
+            PARTITION_CHUNK_ROWS)
+    n_items = first_item[n_nodes]
+    item_node = np.empty(n_items, dtype=np.int64)
+    item_lo = np.empty(n_items, dtype=np.int64)
+    item_hi = np.empty(n_items, dtype=np.int64)
+    for t in range(n_nodes):
+        node = nodes[t]
+        for item in range(first_item[t], first_item[t + 1]):
+            item_node[item] = node
+            item_lo[item] = node_start[node] + (item - first_item[t]) * PARTITION_CHUNK_ROWS
+            item_hi[item] = min(node_stop[node], item_lo[item] + PARTITION_CHUNK_ROWS)
+    order = np.argsort(item_lo - item_hi, kind="mergesort")
+    item_left = np.empty(n_items, dtype=np.int64)
+    counter = np.zeros(1, dtype=np.int64)
+    for _ in prange(WORKERS):
+        item = next_item(counter)
+        while item < n_items:
+            i = order[item]
+            node = item_node[i]
+            item_left[i] = _split_chunk(columns[:, feature[node]], threshold_bin[node],
+                                        missing_left[node], partition, scratch, item_lo[i],
+                                        item_hi[i])
+            item = next_item(counter)
+    left_at = np.empty(n_items, dtype=np.int64)
+    right_at = np.empty(n_items, dtype=np.int64)
+    for t in range(n_nodes):
+        n_left = item_left[first_item[t]:first_item[t + 1]].sum()
+        left_at_node = node_start[nodes[t]]
+        right_at_node = left_at_node + n_left
+        for i in range(first_item[t], first_item[t + 1]):
+            left_at[i] = left_at_node
+            right_at[i] = right_at_node
+            left_at_node += item_left[i]
+            right_at_node += item_hi[i] - item_lo[i] - item_left[i]
+    counter[0] = 0
+    for _ in prange(WORKERS):
+        item = next_item(counter)
+        while item < n_items:
+            i = order[item]
+            for j in range(item_left[i]):
+                partition[left_at[i] + j] = scratch[item_lo[i] + j]
+            for j in range(item_hi[i] - item_lo[i] - item_left[i]):
+                partition[right_at[i] + j] = scratch[item_hi[i] - 1 - j]
+            item = next_item(counter)
 
 
 @njit(cache=True, nogil=True)

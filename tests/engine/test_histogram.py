@@ -7,7 +7,7 @@ from ensembles.engine.histogram import (
     GRADIENT_CHANNELS,
     MAX_CHUNKS,
     build_gradient_histograms,
-    build_node_histogram,
+    build_node_histograms,
 )
 
 
@@ -38,14 +38,21 @@ def test_gradient_histograms_equal_numpy_sums_in_row_order(features):
     assert np.array_equal(hist, _row_by_row(codes, stats, rows[10:250], features))
 
 
-def test_chunked_node_histogram_adds_the_chunks_in_order():
-    n_rows = 3 * CHUNK_ROWS + 5
-    codes, stats, rows = _gradient_node(n_rows, 1)
-    features = np.arange(6, dtype=np.int32)
-    hist = np.empty((6, N_BIN_SLOTS, GRADIENT_CHANNELS))
-    chunk_hists = np.empty((MAX_CHUNKS, *hist.shape))
-    build_node_histogram(codes, rows, 0, n_rows, stats, features, hist, chunk_hists)
-    chunks = [_row_by_row(codes, stats, rows[lo:lo + CHUNK_ROWS], features)
-              for lo in range(0, n_rows, CHUNK_ROWS)]
-    assert len(chunks) == 4
-    assert np.array_equal(hist, ((chunks[0] + chunks[1]) + chunks[2]) + chunks[3])
+def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
+    n_large = 3 * CHUNK_ROWS + 5
+    codes, stats, rows = _gradient_node(n_large + 400, 1)
+    features = np.array([0, 2, 3, 5], dtype=np.int32)
+    node_start = np.array([0, n_large, n_large + 100])
+    node_stop = np.array([n_large, n_large + 100, n_large + 400])
+    node_slot = np.array([2, 0, 1])
+    pool = np.full((3, len(features), N_BIN_SLOTS, GRADIENT_CHANNELS), np.nan)
+    build_node_histograms(codes, rows, stats, features, np.array([0, 1, 2]), node_start,
+                          node_stop, node_slot, pool)
+    chunks = [_row_by_row(codes, stats, rows[lo:min(lo + CHUNK_ROWS, n_large)], features)
+              for lo in range(0, n_large, CHUNK_ROWS)]
+    assert len(chunks) == 4 and MAX_CHUNKS >= 4
+    assert np.array_equal(pool[2], ((chunks[0] + chunks[1]) + chunks[2]) + chunks[3])
+    for node in (1, 2):
+        node_rows = rows[node_start[node]:node_stop[node]]
+        assert np.array_equal(pool[node_slot[node]], _row_by_row(codes, stats, node_rows,
+                                                                 features))
