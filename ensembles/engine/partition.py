@@ -8,7 +8,7 @@ from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 from ensembles.engine.work_queue import WORKERS, next_item
 
-PARTITION_CHUNK_ROWS = 1 << 14  # rows per work item: small enough to balance two threads
+PARTITION_CHUNK_ROWS = 1 << 12  # rows per work item: a small node is still shared
 
 
 @njit(cache=True, nogil=True)

@@ -34,8 +34,9 @@ def test_gradient_histograms_equal_numpy_sums_in_row_order(features):
     codes, stats, rows = _gradient_node(300, 0)
     features = np.array(features, dtype=np.int32)
     hist = np.full((len(features), N_BIN_SLOTS, GRADIENT_CHANNELS), np.nan)
-    build_gradient_histograms(codes, rows, 10, 250, stats, features, hist)
-    assert np.array_equal(hist, _row_by_row(codes, stats, rows[10:250], features))
+    build_gradient_histograms(codes, rows, 10, 250, stats, features, 1, len(features), hist)
+    assert np.isnan(hist[0]).all()  # outside the feature range asked for
+    assert np.array_equal(hist[1:], _row_by_row(codes, stats, rows[10:250], features)[1:])
 
 
 def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
@@ -56,3 +57,12 @@ def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
         node_rows = rows[node_start[node]:node_stop[node]]
         assert np.array_equal(pool[node_slot[node]], _row_by_row(codes, stats, node_rows,
                                                                  features))
+
+
+def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
+    codes, stats, rows = _gradient_node(500, 2)
+    features = np.arange(6, dtype=np.int32)
+    pool = np.full((1, 6, N_BIN_SLOTS, GRADIENT_CHANNELS), np.nan)
+    build_node_histograms(codes, rows, stats, features, np.array([0]), np.array([50]),
+                          np.array([450]), np.array([0]), pool)
+    assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[50:450], features))
