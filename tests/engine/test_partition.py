@@ -1,0 +1,30 @@
+import numpy as np
+import pytest
+
+from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.partition import PARTITION_CHUNK_ROWS, partition_batch
+
+
+@pytest.mark.parametrize("missing_left", [False, True])
+def test_batch_partition_is_stable_within_each_node(missing_left):
+    rng = np.random.default_rng(4)
+    n_rows = 3 * PARTITION_CHUNK_ROWS + 700
+    columns = np.asfortranarray(rng.integers(0, 30, size=(n_rows, 3)).astype(np.uint8))
+    columns[rng.uniform(size=columns.shape) < 0.1] = MISSING_BIN
+    partition = rng.permutation(n_rows).astype(np.int32)
+    before = partition.copy()
+    # node 0: rows [0, 500) untouched; node 1: [500, 2.5 chunks); node 2: the rest
+    node_start = np.array([0, 500, 500 + 5 * PARTITION_CHUNK_ROWS // 2])
+    node_stop = np.array([500, node_start[2], n_rows])
+    feature = np.array([0, 2, 1])
+    threshold_bin = np.array([0, 11, 20])
+    partition_batch(columns, np.array([2, 1]), feature, threshold_bin,
+                    np.full(3, missing_left), node_start, node_stop, partition,
+                    np.empty_like(partition))
+    assert np.array_equal(partition[:500], before[:500])
+    for node in (1, 2):
+        rows = before[node_start[node]:node_stop[node]]
+        code = columns[rows, feature[node]]
+        left = np.where(code == MISSING_BIN, missing_left, code <= threshold_bin[node])
+        assert np.array_equal(partition[node_start[node]:node_stop[node]],
+                              np.concatenate([rows[left], rows[~left]]))
