@@ -15,4 +15,5 @@ def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):
     assert ours.ratio_to_fastest_reference.notna().all()
     assert (summary.accuracy > 0.6).all()
     assert (summary.fit_peak_rss_mb > summary.data_mb).all()  # the data stay resident in a fit
+    assert (summary.first_call_seconds > 0).all()
     assert "ratio_to_fastest_reference" in (tmp_path / "bench.md").read_text()
