@@ -202,7 +202,8 @@ def run_benchmark(args) -> pd.DataFrame:
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """Medians per (case, engine), and ours / the fastest reference of the issue's target."""
     medians = (runs.groupby(["case", "engine"], sort=False)
-               [["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb", "data_mb", "accuracy"]]
+               [["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb",
+                 "data_mb", "accuracy"]]
                .median()
                .reset_index())
     medians["repeats"] = runs.groupby(["case", "engine"], sort=False).size().values

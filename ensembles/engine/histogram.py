@@ -56,11 +56,11 @@ def sum_node_stats(rows, start, stop, stats, out):
 def build_gradient_histograms(codes, rows, start, stop, stats, features, first_used, last_used,
                               hist):
     """hist[k] = (g, h, count, 0) histogram of column features[k] over rows[start:stop], for
-    first_used <= k < last_used (the other hist[k] are left alone); codes row-major, stats (n_samples, 2) = (g, h), hist C-contiguous (n_used, N_BIN_SLOTS,
-    GRADIENT_CHANNELS), 32-byte aligned as numba allocates it (a bin across two cache lines
-    costs 45%).
-    Each row adds to a bin with one four-lane add; indices are unsigned (numba tests signed
-    ones for wraparound). When every column is used (features = 0..F-1) the codes are read
+    first_used <= k < last_used (the other hist[k] are left alone); codes row-major, stats
+    (n_samples, 2) = (g, h), hist C-contiguous (n_used, N_BIN_SLOTS, GRADIENT_CHANNELS),
+    32-byte aligned as numba allocates it (a bin across two cache lines costs 45%). Each row
+    adds to a bin with one four-lane add; indices are unsigned (numba tests signed ones for
+    wraparound). When every column is used (features = 0..F-1) the codes are read
     without the features lookup, about 1.5x faster."""
     bins = hist.reshape(-1)
     every_column = features.shape[0] == codes.shape[1]
@@ -98,6 +98,7 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     the same, and the threads share the node.
     """
     n_nodes = nodes.shape[0]
+    n_used = features.shape[0]
     chunk_rows = np.empty(n_nodes, dtype=np.int64)
     first_chunk = np.zeros(n_nodes + 1, dtype=np.int64)
     for t in range(n_nodes):
@@ -105,9 +106,7 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
         chunk_rows[t] = max(CHUNK_ROWS, (n_rows + MAX_CHUNKS - 1) // MAX_CHUNKS)
         n_chunks = (n_rows + chunk_rows[t] - 1) // chunk_rows[t]
         first_chunk[t + 1] = first_chunk[t] + (n_chunks if n_chunks > 1 else 0)
-    chunk_hists = np.empty((first_chunk[n_nodes], features.shape[0], N_BIN_SLOTS,
-                            GRADIENT_CHANNELS))
-    n_used = features.shape[0]
+    chunk_hists = np.empty((first_chunk[n_nodes], n_used, N_BIN_SLOTS, GRADIENT_CHANNELS))
     n_blocks = FEATURE_BLOCKS if first_chunk[n_nodes] + n_nodes < FEATURE_BLOCKS else 1
     n_capacity = first_chunk[n_nodes] + n_nodes * n_blocks
     item_node = np.empty(n_capacity, dtype=np.int64)

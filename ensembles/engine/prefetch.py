@@ -11,6 +11,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ensembles.engine.llvm_arrays import element_pointer
+
 PREFETCH_DISTANCE = 16  # rows ahead: about one memory latency of histogram work
 
 
@@ -19,11 +21,8 @@ def prefetch(typingctx, array, index):
     """Hint that array[index] will be read soon (llvm.prefetch: read, keep in all caches)."""
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        view = context.make_array(array_type)(context, builder, args[0])
-        position = context.cast(builder, args[1], signature.args[1], types.intp)
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [position],
-                                           wraparound=False)
+        pointer = element_pointer(context, builder, signature.args[0], args[0],
+                                  signature.args[1], args[1])
         byte_pointer = ir.IntType(8).as_pointer()
         int32 = ir.IntType(32)
         function_type = ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32])

@@ -7,8 +7,9 @@ rows x 28 features 1.55x faster (measured), with exactly the same sums.
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ensembles.engine.llvm_arrays import element_pointer
 
 LANES = 4
 
@@ -19,11 +20,8 @@ def add_four_lanes(typingctx, array, index, lane_0, lane_1, lane_2, lane_3):
     float64, index: unsigned, no bounds check)."""
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        view = context.make_array(array_type)(context, builder, args[0])
-        position = context.cast(builder, args[1], signature.args[1], types.intp)
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [position],
-                                           wraparound=False)
+        pointer = element_pointer(context, builder, signature.args[0], args[0],
+                                  signature.args[1], args[1])
         vector_type = ir.VectorType(ir.DoubleType(), LANES)
         vector_pointer = builder.bitcast(pointer, vector_type.as_pointer())
         addend = ir.Constant(vector_type, ir.Undefined)

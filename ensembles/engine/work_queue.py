@@ -20,8 +20,9 @@ on the thread that ran it.
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
+
+from ensembles.engine.llvm_arrays import element_pointer
 
 WORKERS = 64  # the most threads that share a queue
 
@@ -31,11 +32,8 @@ def next_item(typingctx, counter):
     """Atomically counter[0] += 1; returns the value before (the caller's item)."""
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        view = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(context, builder, array_type, view,
-                                           [context.get_constant(types.intp, 0)],
-                                           wraparound=False)
+        pointer = element_pointer(context, builder, signature.args[0], args[0], types.intp,
+                                  context.get_constant(types.intp, 0))
         return builder.atomic_rmw("add", pointer, ir.Constant(ir.IntType(64), 1), "monotonic")
 
     return types.int64(counter), codegen
