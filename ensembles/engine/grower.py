@@ -46,12 +46,15 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
     partitions).
 
-    rows: int32 rows of this tree (after subsampling); features: sorted int32 columns it may
-    use (after colsample_bytree); node_feature_fraction: colsample_bynode. The work runs on
+    rows: int32 rows of this tree (after subsampling), reordered in place into the partition;
+    features: sorted int32 columns it may use (after colsample_bytree); node_feature_fraction:
+    colsample_bynode. The work runs on
     numba's current threads; the tree does not depend on their number.
     Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
     partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
-    known without a prediction pass.
+    known without a prediction pass. A split whose children cannot split (the last level) does
+    not partition its rows: its children's node_start is -1, and its own rows are routed by
+    its split (tree.Tree.add_by_partition).
     """
     np.random.seed(seed)
     n_channels = GRADIENT_CHANNELS
@@ -81,12 +84,13 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     best_feature = np.full(capacity, -1, dtype=np.int32)
     best_bin = np.zeros(capacity, dtype=np.int32)
     best_missing_left = np.zeros(capacity, dtype=np.bool_)
+    rows_split = np.zeros(capacity, dtype=np.bool_)
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
 
     pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
-    partition = rows.copy()
+    partition = rows
     scratch = np.empty_like(partition)
     batch = np.empty(leaf_bound, dtype=np.int32)
     n_batch = 0
@@ -118,18 +122,20 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         if node < 0:
             if n_batch == 0:
                 break
-            partition_batch(columns, batch[:n_batch], feature, threshold_bin, missing_left,
-                            node_start, node_stop, partition, scratch)
-            _batch_histograms(codes, partition, stats, features, batch[:n_batch], left_child,
+            parents = _parents_of_splittable(batch[:n_batch], left_child, node_may_split)
+            rows_split[parents] = True
+            partition_batch(columns, parents, feature, threshold_bin, missing_left, node_start,
+                            node_stop, partition, scratch)
+            _batch_histograms(codes, partition, stats, features, parents, left_child,
                               node_start, node_stop, node_slot, pool)
-            children = _splittable_children(batch[:n_batch], left_child, node_may_split)
+            children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
             _scan_children(children, pool, node_slot, n_bins, features, node_sums, reg_lambda,
                            reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
                            best_feature, best_bin, best_missing_left)
             is_open[children] = True
-            for node in batch[:n_batch]:
+            for node in parents:
                 for child in range(left_child[node], left_child[node] + 2):
                     if not node_may_split[child] and node_slot[child] >= 0:
                         free_slots[n_free] = node_slot[child]
@@ -160,10 +166,11 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
                      best_feature, best_bin, best_missing_left)
         n_nodes += 2
         n_leaves += 1
-        node_may_split[left_id] = _may_split(n_left, node_depth[left_id], max_depth,
-                                             min_samples_leaf)
-        node_may_split[right_id] = _may_split(n_right, node_depth[right_id], max_depth,
-                                              min_samples_leaf)
+        leaves_left = max_leaves <= 0 or n_leaves < max_leaves
+        node_may_split[left_id] = leaves_left and _may_split(n_left, node_depth[left_id],
+                                                             max_depth, min_samples_leaf)
+        node_may_split[right_id] = leaves_left and _may_split(n_right, node_depth[right_id],
+                                                              max_depth, min_samples_leaf)
         if node_may_split[left_id] or node_may_split[right_id]:
             smaller, larger = (left_id, right_id) if n_left <= n_right else (right_id, left_id)
             n_free -= 1
@@ -183,7 +190,11 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
               missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
               right_child[:n_nodes].copy(), value, gain[:n_nodes].copy(), n_node_samples,
               node_sums[:n_nodes, 1].copy())
-    return arrays, partition, node_start[:n_nodes].copy()
+    rows_start = node_start[:n_nodes].copy()
+    for node in range(n_nodes):
+        if left_child[node] != LEAF and not rows_split[node]:
+            rows_start[left_child[node]] = rows_start[right_child[node]] = -1
+    return arrays, partition, rows_start
 
 
 @njit(cache=True, nogil=True)
@@ -273,6 +284,19 @@ def _batch_histograms(codes, partition, stats, features, nodes, left_child, node
                           node_stop, node_slot, pool)
     for t in prange(n_pairs):
         subtract_histogram(pool[node_slot[larger[t]]], pool[node_slot[smaller[t]]])
+
+
+@njit(cache=True)
+def _parents_of_splittable(nodes, left_child, node_may_split):
+    """The split nodes of a batch with a child that may split: only their rows are
+    partitioned (the others' children are final leaves, and their rows stay in place)."""
+    parents = np.empty(nodes.shape[0], dtype=nodes.dtype)
+    n_parents = 0
+    for node in nodes:
+        if node_may_split[left_child[node]] or node_may_split[left_child[node] + 1]:
+            parents[n_parents] = node
+            n_parents += 1
+    return parents[:n_parents]
 
 
 @njit(cache=True)

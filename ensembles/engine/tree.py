@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 LEAF = -1
 
@@ -53,9 +54,13 @@ class Tree:
     def predict_binned(self, codes: np.ndarray) -> np.ndarray:
         """Leaf values for uint8 codes made by the BinMapper the tree was grown on."""
         out = np.zeros((codes.shape[0], self.value.shape[1]))
+        self.add_binned(codes, out)
+        return out
+
+    def add_binned(self, codes: np.ndarray, out: np.ndarray) -> None:
+        """out += leaf values for binned codes, in place."""
         _add_leaf_values_binned(self.feature, self.threshold_bin, self.missing_left, self.left,
                                 self.right, self.value, codes, 1.0, out)
-        return out
 
     def apply_binned(self, codes: np.ndarray) -> np.ndarray:
         """Index of the leaf each row of binned `codes` falls in."""
@@ -68,11 +73,14 @@ class Tree:
                              self.right, self.value, X, scale, out)
 
     def add_by_partition(self, partition: np.ndarray, node_start: np.ndarray,
-                         out: np.ndarray) -> None:
+                         columns: np.ndarray, out: np.ndarray) -> None:
         """out[i] += leaf value of training row i, read from the grower's partition (the rows
-        of node j are partition[node_start[j]:node_start[j] + n_samples[j]]): no tree walk."""
-        _add_leaf_values_partition(self.feature, self.value, partition, node_start,
-                                   self.n_samples, out)
+        of node j are partition[node_start[j]:node_start[j] + n_samples[j]]): no tree walk.
+        The rows of a split whose children have node_start -1 (not partitioned) take one step
+        down it, reading their codes in `columns` (column-major, as grown)."""
+        _add_leaf_values_partition(self.feature, self.threshold_bin, self.missing_left,
+                                   self.left, self.right, self.value, partition, node_start,
+                                   self.n_samples, columns, out)
 
     def feature_gains(self, n_features: int) -> np.ndarray:
         """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
@@ -125,6 +133,7 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
 ROW_BLOCK = 64
 LOCKSTEP_DEPTH = 10  # deeper trees are walked row by row: their leaves' depths vary widely
 DEEP_ROW_BLOCK = 2048
+PARTITION_BLOCK = 1 << 14  # positions of the partition per parallel item of add_by_partition
 
 
 @njit(cache=True, inline="always")
@@ -221,12 +230,47 @@ def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, v
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_partition(feature, value, partition, node_start, n_samples, out):
-    for node in prange(feature.shape[0]):
-        if feature[node] == LEAF:
-            for position in range(node_start[node], node_start[node] + n_samples[node]):
-                for k in range(value.shape[1]):
-                    out[partition[position], k] += value[node, k]
+def _add_leaf_values_partition(feature, threshold_bin, missing_left, left, right, value,
+                               partition, node_start, n_samples, columns, out):
+    """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
+    partitioned) tile it in node_start order; blocks of PARTITION_BLOCK positions are added
+    in parallel, each row once."""
+    final = np.zeros(feature.shape[0], dtype=np.bool_)
+    for node in range(feature.shape[0]):
+        final[node] = node_start[node] >= 0 and (feature[node] == LEAF
+                                                  or node_start[left[node]] < 0)
+    ranges = np.flatnonzero(final)
+    ranges = ranges[np.argsort(node_start[ranges])]
+    range_start = node_start[ranges]
+    n_positions = partition.shape[0]
+    for block in prange((n_positions + PARTITION_BLOCK - 1) // PARTITION_BLOCK):
+        position = block * PARTITION_BLOCK
+        block_stop = min(position + PARTITION_BLOCK, n_positions)
+        at = np.searchsorted(range_start, position, side="right") - 1
+        while position < block_stop:
+            node = ranges[at]
+            stop = min(block_stop, node_start[node] + n_samples[node])
+            if feature[node] == LEAF:
+                for p in range(position, stop):
+                    if p + PREFETCH_DISTANCE < stop:
+                        prefetch(out[partition[p + PREFETCH_DISTANCE]], 0)
+                    for k in range(value.shape[1]):
+                        out[partition[p], k] += value[node, k]
+            else:
+                column = columns[:, feature[node]]
+                for p in range(position, stop):
+                    if p + PREFETCH_DISTANCE < stop:
+                        prefetch(column, partition[p + PREFETCH_DISTANCE])
+                        prefetch(out[partition[p + PREFETCH_DISTANCE]], 0)
+                    row = partition[p]
+                    code = column[row]
+                    goes_left = missing_left[node] if code == MISSING_BIN else (
+                        code <= threshold_bin[node])
+                    child = left[node] if goes_left else right[node]
+                    for k in range(value.shape[1]):
+                        out[row, k] += value[child, k]
+            position = stop
+            at += 1
 
 
 @njit(cache=True)

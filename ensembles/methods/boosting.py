@@ -82,6 +82,8 @@ class NewtonBoosting:
     validation_fraction = 0.1
 
     def _combine_round(self, update: np.ndarray) -> np.ndarray:
+        """A round's tree outputs (rows x outputs) as added to the raw scores; a round of one
+        output must come back unchanged (_add_round adds it in place)."""
         return update
 
     def _initial_raw(self, loss, y, sample_weight, n_outputs) -> np.ndarray:
@@ -121,32 +123,34 @@ class NewtonBoosting:
             X, X_val, y, y_val, sample_weight, w_val = train_test_split(
                 X, y, sample_weight, test_size=self.validation_fraction, stratify=stratify,
                 random_state=rng.randint(SEED_RANGE))
-        weighted = sample_weight > 0
-        self._bin_mapper = BinMapper(self.max_bins).fit(X if weighted.all() else X[weighted])
+        active = np.flatnonzero(sample_weight > 0).astype(np.int32)  # rows of positive weight
+        active = None if len(active) == len(y) else active
+        self._bin_mapper = BinMapper(self.max_bins).fit(X if active is None else X[active])
         codes = self._bin_mapper.transform(X, order="C")
         columns = np.asfortranarray(codes)
         self.init_raw_ = self._initial_raw(loss, y, sample_weight, n_outputs)
         raw = np.tile(self.init_raw_, (len(y), 1))
         raw_val = None if X_val is None else np.tile(self.init_raw_, (len(y_val), 1))
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
-        active = np.flatnonzero(sample_weight > 0).astype(np.int32)
         stats = np.empty((n_outputs, len(y), 2))  # (g, h) * sample weight, per output
         n_features = X.shape[1]
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
             loss.weighted_stats(y, raw, sample_weight, stats)
-            rows = active
+            rows = np.arange(len(y), dtype=np.int32) if active is None else active.copy()
             if self.subsample < 1.0:
-                rows = active[rng.uniform(size=len(active)) < self.subsample]
+                rows = rows[rng.uniform(size=len(rows)) < self.subsample]
             features = np.arange(n_features, dtype=np.int32)
             if tree_params.colsample_bytree < 1.0:
                 n_draw = max(1, int(tree_params.colsample_bytree * n_features))
                 features = np.sort(rng.choice(n_features, n_draw, replace=False)).astype(np.int32)
             round_trees, partitions = [], []
             for k in range(n_outputs):
+                keep_rows = loss.refits_leaves or k + 1 < n_outputs  # the grower reorders them
                 arrays, partition, node_start = grow_gradient_tree(
-                    codes, columns, stats[k], rows, self._bin_mapper.n_bins_, features,
+                    codes, columns, stats[k], rows.copy() if keep_rows else rows,
+                    self._bin_mapper.n_bins_, features,
                     GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,
@@ -159,9 +163,9 @@ class NewtonBoosting:
                 round_trees.append(tree)
                 partitions.append((partition, node_start))
             self.trees_.append(round_trees)
-            raw += self._round_update(round_trees, codes, partitions)
+            self._add_round(raw, round_trees, codes, (columns, partitions))
             if raw_val is not None:
-                raw_val += self._round_update(round_trees, codes_val)
+                self._add_round(raw_val, round_trees, codes_val)
                 self.validation_score_.append(loss.loss(y_val, raw_val, w_val))
                 if self._should_stop():
                     break
@@ -175,16 +179,19 @@ class NewtonBoosting:
         self.best_iteration_ = int(np.argmin(self.validation_score_))
         return len(self.validation_score_) - 1 - self.best_iteration_ >= self.early_stopping_rounds
 
-    def _round_update(self, round_trees, codes, partitions=None):
-        """The round's combined tree outputs on binned `codes`; a tree grown on every row
-        reads its training rows' leaves from its partition instead of walking the tree."""
-        update = np.zeros((codes.shape[0], len(round_trees)))
+    def _add_round(self, raw, round_trees, codes, grown=None):
+        """raw += the round's combined tree outputs on binned `codes`. grown = (columns,
+        partitions) of the training rows: a tree grown on every row reads its rows' leaves
+        from its partition instead of walking the tree. A round of one output is added in
+        place (its combination is itself)."""
+        update = raw if len(round_trees) == 1 else np.zeros((codes.shape[0], len(round_trees)))
         for k, tree in enumerate(round_trees):
-            if partitions is not None and len(partitions[k][0]) == codes.shape[0]:
-                tree.add_by_partition(*partitions[k], update[:, k:k + 1])
+            if grown is not None and len(grown[1][k][0]) == codes.shape[0]:
+                tree.add_by_partition(*grown[1][k], grown[0], update[:, k:k + 1])
             else:
-                update[:, k] = tree.predict_binned(codes)[:, 0]
-        return self._combine_round(update)
+                tree.add_binned(codes, update[:, k:k + 1])
+        if update is not raw:
+            raw += self._combine_round(update)
 
     def _refit_leaves(self, tree, loss, codes, y, raw, weight, rows):
         """MART's line search per leaf: value = eta * argmin_c sum l(y, F + c) over the rows of

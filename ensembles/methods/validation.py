@@ -7,9 +7,11 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 def validate_training_data(estimator, X, y, sample_weight):
     """X as float64 (NaN allowed as missing, inf refused), y 1-d, weights >= 0 summing to
-    more than 0."""
+    more than 0; no weights are unit weights, a read-only view of one float (not n of them)."""
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                          y_numeric=False, multi_output=False)
+    if sample_weight is None:
+        return X, y, np.broadcast_to(1.0, X.shape[0])
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                          ensure_non_negative=True)
     if not sample_weight.sum() > 0:
@@ -18,13 +20,14 @@ def validate_training_data(estimator, X, y, sample_weight):
 
 
 def encode_classes(y):
-    """classes_ and y as integer codes 0..K-1; a single class is refused."""
+    """classes_ and y as integer codes 0..K-1 of the smallest signed type that holds them
+    (int8 up to 128 classes); a single class is refused."""
     check_classification_targets(y)
     classes, codes = np.unique(y, return_inverse=True)
     if len(classes) < 2:
         raise ValueError(f"a classifier needs at least two classes; y has one class only: "
                          f"{classes[0]!r}")
-    return classes, codes.astype(np.intp)
+    return classes, codes.astype(np.min_scalar_type(-len(classes)))
 
 
 def validate_regression_target(y):
