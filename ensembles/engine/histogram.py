@@ -90,8 +90,9 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass.
 
     A node of more than CHUNK_ROWS rows is cut into at most MAX_CHUNKS chunks of at least
-    CHUNK_ROWS; each chunk is summed into its own slot and the chunks are added in chunk
-    order, so every bin's sum depends on the node only, not on the number of threads. The
+    CHUNK_ROWS; chunk 0 is summed in the node's slot, each other chunk in its own buffer, and
+    the chunks are added to the slot in chunk order, so every bin's sum depends on the node
+    only, not on the number of threads. The
     work items (chunks and small nodes) go to the threads largest first (work_queue). A
     batch of fewer than FEATURE_BLOCKS items (a loss-guided split of a small node) cuts its
     small nodes' features into FEATURE_BLOCKS ranges instead, each a work item: the sums are
@@ -105,7 +106,7 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
         n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
         chunk_rows[t] = max(CHUNK_ROWS, (n_rows + MAX_CHUNKS - 1) // MAX_CHUNKS)
         n_chunks = (n_rows + chunk_rows[t] - 1) // chunk_rows[t]
-        first_chunk[t + 1] = first_chunk[t] + (n_chunks if n_chunks > 1 else 0)
+        first_chunk[t + 1] = first_chunk[t] + n_chunks - 1  # chunk 0 is summed in the slot
     chunk_hists = np.empty((first_chunk[n_nodes], n_used, N_BIN_SLOTS, GRADIENT_CHANNELS))
     n_blocks = FEATURE_BLOCKS if first_chunk[n_nodes] + n_nodes < FEATURE_BLOCKS else 1
     n_capacity = first_chunk[n_nodes] + n_nodes * n_blocks
@@ -121,10 +122,11 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
                 item_node[n_items], item_chunk[n_items], item_rows[n_items] = t, -1, n_rows
                 item_block[n_items] = block
                 n_items += 1
-        for chunk in range(first_chunk[t + 1] - first_chunk[t]):
-            item_node[n_items], item_chunk[n_items] = t, chunk
-            item_rows[n_items] = min(chunk_rows[t], n_rows - chunk * chunk_rows[t])
-            n_items += 1
+        else:
+            for chunk in range(first_chunk[t + 1] - first_chunk[t] + 1):
+                item_node[n_items], item_chunk[n_items] = t, chunk
+                item_rows[n_items] = min(chunk_rows[t], n_rows - chunk * chunk_rows[t])
+                n_items += 1
     order = np.argsort(-item_rows[:n_items], kind="mergesort")
     counter = np.zeros(1, dtype=np.int64)
     for _ in prange(WORKERS):
@@ -140,17 +142,17 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
                     pool[node_slot[nodes[t]]])
             else:
                 lo = start + item_chunk[i] * chunk_rows[t]
-                build_gradient_histograms(codes, rows, lo, lo + item_rows[i], stats, features,
-                                          0, n_used, chunk_hists[first_chunk[t] + item_chunk[i]])
+                build_gradient_histograms(
+                    codes, rows, lo, lo + item_rows[i], stats, features, 0, n_used,
+                    pool[node_slot[nodes[t]]] if item_chunk[i] == 0
+                    else chunk_hists[first_chunk[t] + item_chunk[i] - 1])
             item = next_item(counter)
     for pair in prange(n_nodes * n_used):
         t = pair // n_used
         k = pair % n_used
-        if first_chunk[t + 1] > first_chunk[t]:
-            hist = pool[node_slot[nodes[t]], k]
-            hist[:] = chunk_hists[first_chunk[t], k]
-            for chunk in range(first_chunk[t] + 1, first_chunk[t + 1]):
-                hist += chunk_hists[chunk, k]
+        hist = pool[node_slot[nodes[t]], k]
+        for chunk in range(first_chunk[t], first_chunk[t + 1]):
+            hist += chunk_hists[chunk, k]
 
 
 @njit(cache=True, nogil=True)
