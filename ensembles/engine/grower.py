@@ -84,7 +84,6 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     best_feature = np.full(capacity, -1, dtype=np.int32)
     best_bin = np.zeros(capacity, dtype=np.int32)
     best_missing_left = np.zeros(capacity, dtype=np.bool_)
-    rows_split = np.zeros(capacity, dtype=np.bool_)
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
 
     pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
@@ -123,7 +122,6 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
             if n_batch == 0:
                 break
             parents = _parents_of_splittable(batch[:n_batch], left_child, node_may_split)
-            rows_split[parents] = True
             partition_batch(columns, parents, feature, threshold_bin, missing_left, node_start,
                             node_stop, partition, scratch)
             _batch_histograms(codes, partition, stats, features, parents, left_child,
@@ -192,8 +190,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
               node_sums[:n_nodes, 1].copy())
     rows_start = node_start[:n_nodes].copy()
     for node in range(n_nodes):
-        if left_child[node] != LEAF and not rows_split[node]:
-            rows_start[left_child[node]] = rows_start[right_child[node]] = -1
+        left = left_child[node]
+        if left != LEAF and not (node_may_split[left] or node_may_split[left + 1]):
+            rows_start[left] = rows_start[right_child[node]] = -1
     return arrays, partition, rows_start
 
 
