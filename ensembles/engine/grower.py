@@ -27,6 +27,7 @@ from ensembles.engine.histogram import (
     COUNT_CHANNEL,
     GRADIENT_CHANNELS,
     build_node_histograms,
+    empty_histograms,
     subtract_histogram,
     sum_node_stats,
 )
@@ -86,7 +87,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     best_missing_left = np.zeros(capacity, dtype=np.bool_)
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
 
-    pool = np.empty((leaf_bound, n_used, N_BIN_SLOTS, n_channels))  # each build zeroes its slot
+    pool = empty_histograms(leaf_bound, n_used)
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
     partition = rows

@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
-from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
     GRADIENT_CHANNELS,
+    HISTOGRAM_BINS,
     MAX_CHUNKS,
     build_gradient_histograms,
     build_node_histograms,
@@ -21,8 +22,9 @@ def _gradient_node(n_rows, seed):
 
 
 def _row_by_row(codes, stats, node, features):
-    """(g, h, count, 0) per feature and bin, one row at a time in partition order."""
-    expected = np.zeros((len(features), N_BIN_SLOTS, GRADIENT_CHANNELS))
+    """(g, h, count, 0) per feature and bin, one row at a time in partition order; the
+    padding bins zero."""
+    expected = np.zeros((len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS))
     for k, feature in enumerate(features):
         np.add.at(expected[k, :, :2], codes[node, feature], stats[node])
         np.add.at(expected[k, :, 2], codes[node, feature], 1.0)
@@ -33,7 +35,7 @@ def _row_by_row(codes, stats, node, features):
 def test_gradient_histograms_equal_numpy_sums_in_row_order(features):
     codes, stats, rows = _gradient_node(300, 0)
     features = np.array(features, dtype=np.int32)
-    hist = np.full((len(features), N_BIN_SLOTS, GRADIENT_CHANNELS), np.nan)
+    hist = np.full((len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_gradient_histograms(codes, rows, 10, 250, stats, features, 1, len(features), hist)
     assert np.isnan(hist[0]).all()  # outside the feature range asked for
     assert np.array_equal(hist[1:], _row_by_row(codes, stats, rows[10:250], features)[1:])
@@ -46,7 +48,7 @@ def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
     node_start = np.array([0, n_large, n_large + 100])
     node_stop = np.array([n_large, n_large + 100, n_large + 400])
     node_slot = np.array([2, 0, 1])
-    pool = np.full((3, len(features), N_BIN_SLOTS, GRADIENT_CHANNELS), np.nan)
+    pool = np.full((3, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0, 1, 2]), node_start,
                           node_stop, node_slot, pool)
     chunks = [_row_by_row(codes, stats, rows[lo:min(lo + CHUNK_ROWS, n_large)], features)
@@ -62,7 +64,7 @@ def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
 def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
     codes, stats, rows = _gradient_node(500, 2)
     features = np.arange(6, dtype=np.int32)
-    pool = np.full((1, 6, N_BIN_SLOTS, GRADIENT_CHANNELS), np.nan)
+    pool = np.full((1, 6, HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0]), np.array([50]),
                           np.array([450]), np.array([0]), pool)
     assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[50:450], features))
