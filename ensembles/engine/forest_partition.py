@@ -9,6 +9,7 @@ One pass instead of a partition and then a sum over the left rows: each row's st
 read while its codes are (both prefetched), in the order a separate sum would add them.
 """
 
+import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
@@ -20,28 +21,32 @@ def partition_node(codes, feature, threshold_bin, missing_left, partition, scrat
                    stop, stats, left_sums):
     """Stable in-place partition of partition[start:stop] by "code <= threshold_bin" (missing
     codes go left when missing_left), with left_sums as in the module docstring; returns the
-    number of left rows. codes: uint8 (n_samples, n_features); scratch: as long as partition."""
+    number of left rows. codes: uint8 (n_samples, n_features); scratch: as long as partition.
+
+    Branch-free: every row is written to both sides (a left row in place, a right row to
+    scratch) and only the count of its side advances; the right rows' statistics add 0 to
+    left_sums, which leaves the sums unchanged. Indices are unsigned (numba tests signed ones
+    for wraparound)."""
     n_stats = stats.shape[1]
     left_sums[:] = 0.0
-    n_left = 0
-    n_right = 0
-    for position in range(start, stop):
-        if position + PREFETCH_DISTANCE < stop:
-            ahead = partition[position + PREFETCH_DISTANCE]
+    n_left = np.uint64(0)
+    n_right = np.uint64(0)
+    first = np.uint64(start)
+    for position in range(first, np.uint64(stop)):
+        if position + np.uint64(PREFETCH_DISTANCE) < np.uint64(stop):
+            ahead = np.uint64(partition[position + np.uint64(PREFETCH_DISTANCE)])
             prefetch(codes[ahead], feature)
             prefetch(stats[ahead], 0)
-        row = partition[position]
+        row = np.uint64(partition[position])
         code = codes[row, feature]
         goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin
-        if goes_left:
-            partition[start + n_left] = row
-            n_left += 1
-            for channel in range(n_stats):
-                left_sums[channel] += stats[row, channel]
-        else:
-            scratch[n_right] = row
-            n_right += 1
-    for k in range(n_right):
-        partition[start + n_left + k] = scratch[k]
+        partition[first + n_left] = row
+        scratch[n_right] = row
+        for channel in range(n_stats):
+            left_sums[channel] += stats[row, channel] if goes_left else 0.0
+        n_left += np.uint64(goes_left)
+        n_right += np.uint64(not goes_left)
+    n_left = np.int64(n_left)
+    partition[start + n_left:stop] = scratch[:stop - start - n_left]
     left_sums[n_stats] = n_left
     return n_left
