@@ -94,19 +94,18 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
     in parallel, each block walked down every tree while its rows stay in cache. Each row adds
     the trees in list order, the sums of calling add_to tree after tree.
 
-    The trees are packed into one table of (feature and NaN side, left child) pairs of uint32
-    and a threshold array; a split sends x right when x > threshold, or when x is NaN and
-    missing values go right. The growers create children in pairs, right = left + 1
+    The trees are packed into one table of (feature and NaN side, left child) pairs of uint32,
+    flattened, and a threshold array; a split sends x right when x > threshold, or when x is
+    NaN and missing values go right. The growers create children in pairs, right = left + 1
     (partition.record_split), so the right child is not stored. Every leaf loops to itself
     (feature 0 against +inf, NaN left, left child itself).
 
-    When no tree is deeper than LOCKSTEP_DEPTH (boosted trees), the rows of a block walk each
-    tree in lockstep, one level per step for as many steps as the tree is deep: the rows'
-    walks are independent chains of loads that the processor overlaps (2x faster than one
-    walk at a time, measured). Deeper trees (a forest's) are walked row by row to each row's
-    leaf, not to the tree's depth, in blocks of DEEP_ROW_BLOCK rows: such a tree is too large
-    for L1, and it stays in L2 while the block's rows walk it (3x faster than 64-row blocks
-    on 100 forest trees).
+    The rows of a block walk each tree in lockstep, one level per step for as many steps as
+    the tree is deep (a row at a leaf stays there): the rows' walks are independent chains of
+    loads that the processor overlaps, and no step ends in a mispredicted branch. This beat
+    walking each row to its own leaf even on forest trees of depth 28-37 (1.5x, measured);
+    on 31-leaf loss-guided trees of depth up to 17 it is 5x faster. A block without NaN
+    (most blocks of most data) compares x > threshold only.
     """
     offsets = np.cumsum([0] + [len(tree.feature) for tree in trees[:-1]])
     feature = np.concatenate([tree.feature for tree in trees])
@@ -121,28 +120,29 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
     nodes = np.column_stack([np.where(leaf, 0, feature) * 2 + missing_right,
                              np.where(leaf, np.arange(len(feature)), left)]).astype(np.uint32)
     depths = np.array([tree.depth for tree in trees], dtype=np.int64)
-    table = (offsets.astype(np.uint32), nodes,
-             np.where(leaf, np.inf, np.concatenate([tree.threshold for tree in trees])),
-             np.concatenate([tree.value for tree in trees]), X, out)
-    if depths.max() <= LOCKSTEP_DEPTH:
-        _add_lockstep_values(depths, *table)
-    else:
-        _add_walked_values(*table)
+    _add_lockstep_values(depths, offsets.astype(np.uint32), nodes.ravel(),
+                         np.where(leaf, np.inf, np.concatenate([tree.threshold for tree in trees])),
+                         np.concatenate([tree.value for tree in trees]), X, out)
 
 
 ROW_BLOCK = 64
-LOCKSTEP_DEPTH = 10  # deeper trees are walked row by row: their leaves' depths vary widely
-DEEP_ROW_BLOCK = 2048
 PARTITION_BLOCK = 1 << 14  # positions of the partition per parallel item of add_by_partition
 
 
 @njit(cache=True, inline="always")
 def _child(nodes, threshold, node, X, row):
     """The child of `node` that row X[row] goes to (unsigned indices: no wraparound test)."""
-    packed = nodes[node, 0]
+    packed = nodes[np.uint64(2) * node]
     x = X[row, packed >> np.uint32(1)]
     go_right = (x > threshold[node]) | ((x != x) & (packed & np.uint32(1) != 0))
-    return nodes[node, 1] + np.uint32(go_right)
+    return nodes[np.uint64(2) * node + np.uint64(1)] + np.uint32(go_right)
+
+
+@njit(cache=True, inline="always")
+def _child_of_number(nodes, threshold, node, X, row):
+    """_child for an X[row] known not to be NaN: 35% faster than _child (measured)."""
+    x = X[row, nodes[np.uint64(2) * node] >> np.uint32(1)]
+    return nodes[np.uint64(2) * node + np.uint64(1)] + np.uint32(x > threshold[node])
 
 
 @njit(cache=True, inline="always")
@@ -164,28 +164,19 @@ def _add_lockstep_values(depths, roots, nodes, threshold, value, X, out):
     for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
         first = block * ROW_BLOCK
         n_block = min(ROW_BLOCK, n_rows - first)
+        has_nan = np.isnan(X[first:first + n_block].sum())  # NaN in, NaN out
         at = np.empty(ROW_BLOCK, dtype=np.uint32)
         for tree in range(roots.shape[0]):
             at[:] = roots[tree]
             for _ in range(depths[tree]):
-                for r in range(n_block):
-                    at[r] = _child(nodes, threshold, at[r], X, np.uint64(first + r))
-            _add_leaves(value, at, first, n_block, out)
-
-
-@njit(cache=True, parallel=True)
-def _add_walked_values(roots, nodes, threshold, value, X, out):
-    n_rows = X.shape[0]
-    for block in prange((n_rows + DEEP_ROW_BLOCK - 1) // DEEP_ROW_BLOCK):
-        first = block * DEEP_ROW_BLOCK
-        n_block = min(DEEP_ROW_BLOCK, n_rows - first)
-        at = np.empty(DEEP_ROW_BLOCK, dtype=np.uint32)
-        for tree in range(roots.shape[0]):
-            for r in range(n_block):
-                node = roots[tree]
-                while nodes[node, 1] != node:
-                    node = _child(nodes, threshold, node, X, np.uint64(first + r))
-                at[r] = node
+                if has_nan:
+                    for r in range(n_block):
+                        at[r] = _child(nodes, threshold, np.uint64(at[r]), X,
+                                       np.uint64(first + r))
+                else:
+                    for r in range(n_block):
+                        at[r] = _child_of_number(nodes, threshold, np.uint64(at[r]), X,
+                                                 np.uint64(first + r))
             _add_leaves(value, at, first, n_block, out)
 
 

@@ -12,7 +12,7 @@ from ensembles.engine.forest_histogram import (
     occupied_bins,
 )
 from ensembles.engine.forest_partition import partition_node
-from ensembles.engine.tree import LEAF, LOCKSTEP_DEPTH, add_ensemble_values
+from ensembles.engine.tree import LEAF, ROW_BLOCK, add_ensemble_values
 
 
 def _single_tree(estimator_class, **params):
@@ -137,16 +137,18 @@ def test_partition_is_stable_and_sums_the_left_rows(missing_left):
     assert np.array_equal(left_sums, [*expected, n_left])
 
 
-@pytest.mark.parametrize("max_depth", [3, None])  # walked in lockstep / row by row
+@pytest.mark.parametrize("max_depth", [3, None])
 def test_ensemble_prediction_is_the_sum_of_brute_force_walks_with_missing_values(max_depth):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(800, 5))
     y = X[:, 0] + np.sin(3 * X[:, 1]) + 0.1 * rng.normal(size=800)
     X[rng.uniform(size=X.shape) < 0.1] = np.nan
     forest = RandomForestRegressor(n_estimators=4, max_depth=max_depth, random_state=0).fit(X, y)
-    assert (max(tree.depth for tree in forest.estimators_) > LOCKSTEP_DEPTH) == (max_depth is None)
+    assert any(not tree.missing_left[tree.feature >= 0].all() for tree in forest.estimators_)
     X_test = rng.normal(size=(150, 5))  # more than two row blocks, the last one partial
-    X_test[rng.uniform(size=X_test.shape) < 0.1] = np.nan
+    row = np.arange(150)
+    in_second_block = (row >= ROW_BLOCK) & (row < 2 * ROW_BLOCK)
+    X_test[in_second_block[:, None] & (rng.uniform(size=X_test.shape) < 0.2)] = np.nan  # one block
     expected = np.zeros((150, 1))
     for tree in forest.estimators_:
         expected += np.array([_walk(tree, x) for x in X_test])
