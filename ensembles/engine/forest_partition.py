@@ -46,7 +46,7 @@ def partition_node(codes, feature, threshold_bin, missing_left, partition, scrat
             left_sums[channel] += stats[row, channel] if goes_left else 0.0
         n_left += np.uint64(goes_left)
         n_right += np.uint64(not goes_left)
-    n_left = np.int64(n_left)
+    n_left = np.int64(n_left)  # counted unsigned; signed for the slices and the caller
     partition[start + n_left:stop] = scratch[:stop - start - n_left]
     left_sums[n_stats] = n_left
     return n_left

@@ -39,7 +39,7 @@ from ensembles.engine.work_queue import WORKERS, next_item
 
 CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1 ms of work)
 # pays for its own zeroing and summing, and for a parallel launch
-MAX_CHUNKS = 16  # most chunks per node histogram: bounds the chunk slots' memory
+MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
 GRADIENT_CHANNELS = LANES  # g, h, count, 0
 PADDING_BINS = 2  # 64 bytes: a feature's histogram still starts on a cache line

@@ -158,13 +158,25 @@ def _add_leaves(value, leaves, first, n_block, out):
                 out[first + r, k] += value[leaves[r], k]
 
 
+@njit(cache=True, inline="always")
+def _block_has_nan(X, first, n_block):
+    """Whether rows X[first:first + n_block] hold a NaN: their sum is NaN then (and, harmlessly,
+    when it meets both infinities). A loop: numba's .sum() of the slice allocated in the worker
+    threads, and a later fit's peak memory rose 5 MB (measured)."""
+    total = 0.0
+    for r in range(first, first + n_block):
+        for j in range(X.shape[1]):
+            total += X[r, j]
+    return np.isnan(total)
+
+
 @njit(cache=True, parallel=True)
 def _add_lockstep_values(depths, roots, nodes, threshold, value, X, out):
     n_rows = X.shape[0]
     for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
         first = block * ROW_BLOCK
         n_block = min(ROW_BLOCK, n_rows - first)
-        has_nan = np.isnan(X[first:first + n_block].sum())  # NaN in, NaN out
+        has_nan = _block_has_nan(X, first, n_block)
         at = np.empty(ROW_BLOCK, dtype=np.uint32)
         for tree in range(roots.shape[0]):
             at[:] = roots[tree]
