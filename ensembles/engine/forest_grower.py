@@ -81,7 +81,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     partition = rows.copy()
     scratch = np.empty_like(partition)
-    hist = np.zeros((n_features, N_BIN_SLOTS + PADDING_BINS, n_stats + 1))  # histogram.py
+    hist = np.zeros((n_features, N_BIN_SLOTS + PADDING_BINS, n_stats + 1))  # 4K aliasing
     left_scratch = np.zeros(n_stats + 1)
     right_scratch = np.zeros(n_stats + 1)
     feature_order = np.arange(n_features)
