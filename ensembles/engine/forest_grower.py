@@ -21,7 +21,7 @@ from ensembles.engine.forest_histogram import (
     occupied_bins,
 )
 from ensembles.engine.forest_partition import partition_node
-from ensembles.engine.histogram import PADDING_BINS, sum_node_stats
+from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
 from ensembles.engine.partition import record_split
 from ensembles.engine.splitting import (
     NEWTON,
@@ -81,7 +81,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     partition = rows.copy()
     scratch = np.empty_like(partition)
-    hist = np.zeros((n_features, N_BIN_SLOTS + PADDING_BINS, n_stats + 1))  # 4K aliasing
+    hist = np.zeros((n_features, HISTOGRAM_BINS, n_stats + 1))  # padded: 4K aliasing
     left_scratch = np.zeros(n_stats + 1)
     right_scratch = np.zeros(n_stats + 1)
     feature_order = np.arange(n_features)

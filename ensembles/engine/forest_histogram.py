@@ -1,11 +1,11 @@
 """Histograms of the features drawn at a node of a CART tree, built in one pass over its rows.
 
-Layout, `hist[k, bin, channel]` (float64, n_features x (N_BIN_SLOTS + PADDING_BINS) x
-(n_stats + 1)): slot k holds the histogram of the k-th drawn feature, channels as in
-histogram.py (the samples' statistics: class weights, or (g, h, y^2); then their count), and
-its padding bins are unused (against 4K aliasing, as in histogram.py).
+Layout, `hist[k, bin, channel]` (float64, n_features x HISTOGRAM_BINS x (n_stats + 1)): slot
+k holds the histogram of the k-th drawn feature, channels as in histogram.py (the samples'
+statistics: class weights, or (g, h, y^2); then their count), and its padding bins are unused
+(against 4K aliasing, as in histogram.py).
 
-With row-major codes a row's codes are one cache line, so the drawn features are summed row
+With row-major codes a row's codes are adjacent bytes, so the drawn features are summed row
 by row and the row's statistics are read once:
 
     codes[row, :]  = c_0 c_1 ... c_{F-1}         (uint8, C order)
