@@ -15,7 +15,7 @@ from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from experiments.configs import exit_if_incomplete
+from experiments.config_errors import exit_if_invalid
 from experiments.store_retry import retry_when_busy
 from experiments.tracking import SWEEP_ID_ENV, open_experiment
 
@@ -43,7 +43,7 @@ class LabCallback(Callback):
         except HydraException:
             return  # the sweeper reports the composition error itself, before any job runs
         for job in jobs:
-            exit_if_incomplete(job)  # Hydra turns a callback's exception into a warning
+            exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
         self.n_jobs = len(jobs)
         self.sweep_id = uuid.uuid4().hex
         os.environ[SWEEP_ID_ENV] = self.sweep_id
@@ -63,4 +63,4 @@ class LabCallback(Callback):
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         if getattr(self, "job_status", None) == "failed":
-            sys.exit("error: the job failed; its run holds the error tag and traceback.txt")
+            sys.exit(1)  # the job printed its cause on stderr

@@ -4,19 +4,13 @@ Each option of a group (conf/<group>/<option>.yaml) names its schema node in its
 so a misspelled key or a value of the wrong type is refused at composition time.
 """
 
-import os
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
-from hydra.errors import HydraException, MissingConfigException
 from omegaconf import MISSING, DictConfig, OmegaConf
-from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
@@ -387,45 +381,3 @@ def register_configs() -> None:
 def group_options(group: str) -> list[str]:
     """The options of a config group: its yaml files in conf/ (schema nodes left out)."""
     return sorted(path.stem for path in (CONF_DIR / group).glob("*.yaml"))
-
-
-def exit_if_incomplete(cfg: DictConfig) -> None:
-    """Exit with status 2 and one line on stderr naming every mandatory value (???) that the
-    command line left unset (dataset=csv without dataset.path, ...), before any run starts."""
-    job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
-    missing = sorted(OmegaConf.missing_keys(job))
-    if missing:
-        settings = " ".join(f"{key}=..." for key in missing)
-        print(f"error: missing value for {', '.join(missing)}; set {settings}", file=sys.stderr)
-        sys.exit(2)
-
-
-def describe_config_error(error: Exception) -> str:
-    """One line naming what did not compose and, where known, the allowed values."""
-    if isinstance(error, MissingConfigException) and error.missing_cfg_file:
-        group, _, option = error.missing_cfg_file.rpartition("/")
-        options = group_options(group) or list(error.options or [])
-        return f"unknown {group} '{option}'; choose one of: {', '.join(options)}"
-    cause = error.__cause__ if isinstance(error.__cause__, OmegaConfBaseException) else error
-    if isinstance(cause, OmegaConfBaseException) and cause.full_key:
-        schema = cause.object_type
-        if isinstance(cause, ConfigAttributeError | ConfigKeyError) and is_dataclass(schema):
-            keys = ", ".join(key.name for key in fields(schema))
-            return f"unknown key '{cause.full_key}'; choose one of: {keys}"
-        return f"{cause.full_key}: {cause.msg.splitlines()[0]}"
-    return str(error).strip().splitlines()[0]
-
-
-@contextmanager
-def one_line_config_errors() -> Iterator[None]:
-    """Report a config that does not compose as one line on stderr and exit with status 2.
-    With HYDRA_FULL_ERROR set by the user, Hydra's full report is left untouched."""
-    if os.environ.get("HYDRA_FULL_ERROR"):
-        yield
-        return
-    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing several lines
-    try:
-        yield
-    except (HydraException, OmegaConfBaseException) as error:
-        print(f"error: {describe_config_error(error)}", file=sys.stderr)
-        sys.exit(2)

@@ -6,6 +6,7 @@ python -m experiments.run -m +sweep=default                # a sweep
 """
 
 import logging
+import sys
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -16,12 +17,8 @@ from threadpoolctl import threadpool_limits
 
 from experiments import tracking
 from experiments.bias_variance import evaluate_bias_variance
-from experiments.configs import (
-    EvalKind,
-    exit_if_incomplete,
-    one_line_config_errors,
-    register_configs,
-)
+from experiments.config_errors import exit_if_invalid, one_line_config_errors
+from experiments.configs import EvalKind, register_configs
 from experiments.datasets import load_dataset
 from experiments.engines import SkippedJob, approximation, build_estimator
 from experiments.evaluation import evaluate, peak_rss_mb, primary_metric, reset_peak_rss, splits
@@ -32,12 +29,13 @@ register_configs()
 
 def run_job(cfg: DictConfig) -> str:
     """Run one job as one MLflow run; return its status: ok, skipped, failed (or resumed, when
-    an ok run of the same run_key exists and nothing is logged). It never raises once the run
-    has started, so a sweep goes on past a failed job."""
+    an ok or skipped run of the same run_key exists and nothing is logged). It never raises once
+    the run has started, so a sweep goes on past a failed job."""
     experiment_id = tracking.open_experiment(cfg.mlflow)
     key = tracking.run_key(cfg)
-    if cfg.resume and tracking.has_ok_run(experiment_id, key):
-        log.info("%s resumed: an ok run of run_key %s exists", job_name(cfg), key)
+    done = tracking.done_status(experiment_id, key) if cfg.resume else None
+    if done is not None:
+        log.info("%s resumed: run_key %s already has a run of status %s", job_name(cfg), key, done)
         return "resumed"
     with tracking.job_run(experiment_id):
         try:
@@ -77,6 +75,9 @@ def run_job(cfg: DictConfig) -> str:
             return tracking.mark("skipped", skip_reason=str(reason))
         except Exception as error:
             log.error("%s failed: %s", job_name(cfg), error)
+            cause = tracking.error_line(error)
+            print(f"error: {job_name(cfg)} failed: {cause}; its run holds the error tag and "
+                  "traceback.txt", file=sys.stderr)  # Hydra logs to stdout
             return tracking.mark_failed(error)
         key_metrics = [primary_metric(task), "fit_seconds", "n_trees"]
         shown = [f"{name}={means[name]:.4g}" for name in key_metrics if name in means]
@@ -100,7 +101,7 @@ def job_name(cfg: DictConfig) -> str:
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def hydra_job(cfg: DictConfig) -> str:
-    exit_if_incomplete(cfg)
+    exit_if_invalid(cfg)
     return run_job(cfg)
 
 

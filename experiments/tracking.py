@@ -76,16 +76,20 @@ def run_key(cfg: DictConfig) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+DONE_STATUSES = ("ok", "skipped")
+
+
 @retry_when_busy
-def has_ok_run(experiment_id: str, key: str) -> bool:
-    """Whether the experiment already holds a run with this run_key and status ok."""
+def done_status(experiment_id: str, key: str) -> str | None:
+    """The status of a run with this run_key that resume treats as done (ok, else skipped: a
+    skipped job is skipped again for the same reason), or None when the job must run."""
     runs = mlflow.search_runs(
         experiment_ids=[experiment_id],
-        filter_string=f"tags.run_key = '{key}' and tags.status = 'ok'",
-        max_results=1,
+        filter_string=f"tags.run_key = '{key}'",
         output_format="list",
     )
-    return len(runs) > 0
+    statuses = {run.data.tags.get("status") for run in runs}
+    return next((status for status in DONE_STATUSES if status in statuses), None)
 
 
 @contextmanager
@@ -214,9 +218,14 @@ def mark(status: str, **tags: str) -> str:
     return status
 
 
-def mark_failed(error: BaseException) -> str:
-    """Status failed, the error's first line as tag `error`, the traceback as traceback.txt."""
-    retry_when_busy(mlflow.log_text)(traceback.format_exc(), "traceback.txt")
+def error_line(error: BaseException) -> str:
+    """`Type: first line of the message`, at most ERROR_MAX_CHARS: the tag `error` of a run."""
     lines = str(error).strip().splitlines()
     text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
-    return mark("failed", error=text[:ERROR_MAX_CHARS])
+    return text[:ERROR_MAX_CHARS]
+
+
+def mark_failed(error: BaseException) -> str:
+    """Status failed, error_line(error) as tag `error`, the traceback as traceback.txt."""
+    retry_when_busy(mlflow.log_text)(traceback.format_exc(), "traceback.txt")
+    return mark("failed", error=error_line(error))

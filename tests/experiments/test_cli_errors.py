@@ -19,6 +19,26 @@ import pytest
             "error: unknown dataset 'nope'; choose one of: breast_cancer, csv, diabetes, digits,",
         ),
         (
+            ["method=gbt", "+method.max_dept=3"],
+            "error: unknown key 'method.max_dept'; choose one of: name, n_estimators, learning",
+        ),
+        (
+            ["-m", "method=gbt,random_forest", "+method.max_dept=3"],
+            "error: unknown key 'method.max_dept'; choose one of: name, n_estimators, learning",
+        ),
+        (
+            ["method=random_forest", "+method.colour=red"],
+            "error: unknown key 'method.colour'; choose one of: name, n_estimators, max_depth,",
+        ),
+        (
+            ["+eval.folds=3"],
+            "error: unknown key 'eval.folds'; choose one of: kind, test_size, n_splits,",
+        ),
+        (
+            ["+sede=3"],
+            "error: unknown key 'sede'; choose one of: dataset, method, loss, engine, seed,",
+        ),
+        (
             ["dataset=csv"],
             "error: missing value for dataset.path, dataset.target, dataset.task; set "
             "dataset.path=... dataset.target=... dataset.task=...",

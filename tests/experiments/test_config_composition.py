@@ -7,7 +7,8 @@ from hydra.errors import ConfigCompositionException
 from hydra.types import RunMode
 
 from experiments.callback import sweep_job_configs
-from experiments.configs import CONF_DIR, describe_config_error, group_options
+from experiments.config_errors import describe_config_error
+from experiments.configs import CONF_DIR, group_options
 
 GROUPS = ["dataset", "method", "loss", "engine"]
 OPTIONS = [(group, option) for group in GROUPS for option in group_options(group)]

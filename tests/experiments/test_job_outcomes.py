@@ -126,6 +126,13 @@ def test_resume_skips_a_job_whose_run_key_is_ok(compose_job, runs_of):
     assert len(runs_of(cfg)) == 2
 
 
+def test_resume_treats_a_skipped_job_as_done(compose_job, runs_of):
+    cfg = compose_job(*SMALL, "dataset=diabetes", "loss=logistic")
+    assert run_job(cfg) == "skipped"
+    assert run_job(cfg) == "resumed"
+    assert [run.data.tags["status"] for run in runs_of(cfg)] == ["skipped"]
+
+
 def test_resume_reruns_a_failed_job(compose_job, runs_of, monkeypatch):
     cfg = compose_job(*SMALL, "dataset=wine")
     with monkeypatch.context() as patch:

@@ -24,14 +24,56 @@ def test_a_failing_job_does_not_stop_the_sweep_but_fails_the_command(cli, cli_ru
     )
 
 
-def test_a_single_failing_job_fails_the_command(cli, cli_runs):
+def test_a_single_failing_job_fails_the_command_with_its_cause_on_stderr(cli, cli_runs):
     result = cli("dataset=diabetes", "method.min_samples_leaf=0", "mlflow.experiment_name=one")
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1] == (
-        "error: the job failed; its run holds the error tag and traceback.txt"
+        "error: diabetes/random_forest/auto/inhouse seed=0 failed: ValueError: min_samples_leaf "
+        "must be >= 1, got 0; its run holds the error tag and traceback.txt"
     )
     [run] = cli_runs("one")
     assert run.data.tags["status"] == "failed"
+
+
+def test_a_data_error_of_a_single_job_ends_stderr_with_the_cause(cli, cli_runs, tmp_path):
+    table = tmp_path / "table.csv"
+    table.write_text("a,b\n1,2\n3,4\n")
+    result = cli(
+        "dataset=csv",
+        f"dataset.path={table}",
+        "dataset.target=y_true",
+        "dataset.task=binary",
+        "mlflow.experiment_name=no_target",
+    )
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: csv/random_forest/auto/inhouse seed=0 failed: ValueError: no target column "
+        f"'y_true' in {table}; columns: a, b; its run holds the error tag and traceback.txt"
+    )
+    [run] = cli_runs("no_target")
+    assert run.data.tags["status"] == "failed"
+
+
+def test_a_rerun_sweep_logs_no_job_twice_skipped_ones_included(cli, cli_runs):
+    """Resume treats a skipped run of a run_key as done, as it does an ok one (a re-run of the
+    default sweep with 2 workers once logged its 36 skipped jobs a second time)."""
+    sweep = [
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "dataset=diabetes",
+        "method=random_forest,adaboost",
+        "engine=sklearn",
+        "method.n_estimators=5",
+        "seed=0,1",
+        "mlflow.experiment_name=twice",
+    ]
+    for _ in range(2):
+        assert cli(*sweep).returncode == 0
+    runs = cli_runs("twice")
+    statuses = Counter(run.data.tags["status"] for run in runs)
+    assert statuses == {"ok": 2, "skipped": 2}  # AdaBoost does not regress: skipped, once
+    assert len({run.data.tags["run_key"] for run in runs}) == 4
 
 
 def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs):

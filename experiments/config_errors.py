@@ -1,0 +1,83 @@
+"""A command line that does not make a valid job stops before any run, with one line on stderr
+that names the bad key or value and what is allowed."""
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields, is_dataclass
+
+from hydra.errors import HydraException, MissingConfigException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
+
+from experiments.configs import group_options
+
+
+def unknown_keys(node: DictConfig, prefix: str = "") -> list[tuple[str, list[str]]]:
+    """(full key, the schema's keys) for every key of `node` and its sub-nodes that their schema
+    dataclass lacks: struct mode refuses `method.max_dept=3`, but `+` adds the key anyway."""
+    schema = OmegaConf.get_type(node)
+    allowed = [item.name for item in fields(schema)] if is_dataclass(schema) else None
+    found = []
+    for key in node:
+        if not prefix and key == "hydra":
+            continue  # Hydra's own node, checked by Hydra
+        full_key = f"{prefix}{key}"
+        if allowed is not None and key not in allowed:
+            found.append((full_key, allowed))
+        elif OmegaConf.is_dict(node._get_node(key)) and not OmegaConf.is_missing(node, key):
+            found += unknown_keys(node[key], f"{full_key}.")
+    return found
+
+
+def exit_if_invalid(cfg: DictConfig) -> None:
+    """Exit with status 2 and one line on stderr, before any run starts, when the job config has
+    a key its schema lacks (`+method.max_dept=3`) or a mandatory value (???) left unset
+    (dataset=csv without dataset.path, ...)."""
+    unknown = unknown_keys(cfg)
+    if unknown:
+        _exit(unknown_key_message(*unknown[0]))
+    job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
+    missing = sorted(OmegaConf.missing_keys(job))
+    if missing:
+        settings = " ".join(f"{key}=..." for key in missing)
+        _exit(f"missing value for {', '.join(missing)}; set {settings}")
+
+
+def unknown_key_message(key: str, allowed: list[str]) -> str:
+    return f"unknown key '{key}'; choose one of: {', '.join(allowed)}"
+
+
+def _exit(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def describe_config_error(error: Exception) -> str:
+    """One line naming what did not compose and, where known, the allowed values."""
+    if isinstance(error, MissingConfigException) and error.missing_cfg_file:
+        group, _, option = error.missing_cfg_file.rpartition("/")
+        options = group_options(group) or list(error.options or [])
+        return f"unknown {group} '{option}'; choose one of: {', '.join(options)}"
+    cause = error.__cause__ if isinstance(error.__cause__, OmegaConfBaseException) else error
+    if isinstance(cause, OmegaConfBaseException) and cause.full_key:
+        schema = cause.object_type
+        if isinstance(cause, ConfigAttributeError | ConfigKeyError) and is_dataclass(schema):
+            return unknown_key_message(cause.full_key, [key.name for key in fields(schema)])
+        return f"{cause.full_key}: {cause.msg.splitlines()[0]}"
+    return str(error).strip().splitlines()[0]
+
+
+@contextmanager
+def one_line_config_errors() -> Iterator[None]:
+    """Report a config that does not compose as one line on stderr and exit with status 2.
+    With HYDRA_FULL_ERROR set by the user, Hydra's full report is left untouched."""
+    if os.environ.get("HYDRA_FULL_ERROR"):
+        yield
+        return
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing several lines
+    try:
+        yield
+    except (HydraException, OmegaConfBaseException) as error:
+        _exit(describe_config_error(error))
