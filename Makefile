@@ -26,7 +26,8 @@ report: $(STAMP)
 	$(PY) -m reports --experiment $(EXP) --out reports/out $(ARGS)
 
 ui: $(STAMP)
-	$(VENV)/bin/mlflow ui --backend-store-uri sqlite:///$(CURDIR)/mlflow.db --host 127.0.0.1
+	$(VENV)/bin/mlflow ui --host 127.0.0.1 \
+		--backend-store-uri "$$($(PY) -c 'from experiments.store import tracking_uri; print(tracking_uri())')"
 
 bench: $(STAMP)
 	$(PY) -m experiments.bench $(ARGS)

@@ -17,8 +17,6 @@ empty numba cache: its `first_call_seconds` is the cold start, compilation inclu
 import argparse
 import json
 import os
-import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -31,7 +29,9 @@ import pandas as pd
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from experiments.memory import peak_rss_mb, reset_peak_rss
+from experiments.paths import PROJECT_ROOT, REPORTS_OUT
+
 INHOUSE = "inhouse"
 WARM_UP_ROWS = 2000  # rows of the untimed first fit and predict in each worker
 
@@ -116,21 +116,6 @@ def benchmark_data(n_rows: int, n_features: int):
     X, y = make_classification(n_samples=n_rows, n_features=n_features,
                                n_informative=n_features // 2, random_state=0)
     return train_test_split(X.astype(np.float64), y, test_size=0.2, random_state=0)
-
-
-def reset_peak_rss() -> None:
-    """Start a new peak of this process's resident memory (Linux: clear_refs 5 resets VmHWM)."""
-    with open("/proc/self/clear_refs", "w") as clear_refs:
-        clear_refs.write("5")
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory (MiB) since the last reset_peak_rss, or since the start."""
-    try:
-        with open("/proc/self/status") as status:
-            return int(re.search(r"VmHWM:\s+(\d+) kB", status.read()).group(1)) / 1024
-    except (OSError, AttributeError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: int) -> dict:
@@ -241,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
-    parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "reports" / "out")
+    parser.add_argument("--out", type=Path, default=REPORTS_OUT)
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "ENGINE"))
     args = parser.parse_args(argv)
     if args.worker:

@@ -6,13 +6,12 @@ so a misspelled key or a value of the wrong type is refused at composition time.
 
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
 from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+from experiments.paths import CONF_DIR
 
 
 class Task(Enum):

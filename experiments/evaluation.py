@@ -1,10 +1,8 @@
 """The splitting protocol; per split the test metrics, the learning curve of an iterative
-method and the parity with the in-house engine; the job's peak memory."""
+method and the parity with the in-house engine."""
 
-import resource
 import time
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -155,17 +153,3 @@ def max_abs_diff(first: BaseEstimator, second: BaseEstimator, task: Task, X: np.
     if task is Task.regression:
         return float(np.abs(first.predict(X) - second.predict(X)).max())
     return float(np.abs(first.predict_proba(X) - second.predict_proba(X)).max())
-
-
-def reset_peak_rss() -> None:
-    """Restart the process's peak resident memory (Linux: proc(5), /proc/<pid>/clear_refs), so a
-    job run inside a long-lived sweep process measures its own peak; elsewhere a no-op."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
-
-
-def peak_rss_mb() -> float:
-    """Peak resident memory of the process since the last reset, in MiB (ru_maxrss is in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

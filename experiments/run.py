@@ -21,7 +21,8 @@ from experiments.config_errors import exit_if_invalid, one_line_config_errors
 from experiments.configs import EvalKind, register_configs
 from experiments.datasets import load_dataset
 from experiments.engines import SkippedJob, approximation, build_estimator
-from experiments.evaluation import evaluate, peak_rss_mb, primary_metric, reset_peak_rss, splits
+from experiments.evaluation import evaluate, primary_metric, splits
+from experiments.memory import peak_rss_mb, reset_peak_rss
 
 log = logging.getLogger(__name__)
 register_configs()

@@ -10,9 +10,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import mlflow
 import numpy as np
@@ -22,30 +20,13 @@ from mlflow.entities import Metric, RunStatus
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
+from experiments.paths import PROJECT_ROOT
+from experiments.store import sqlite_path, tracking_uri
 from experiments.store_retry import retry_when_busy
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
 ERROR_MAX_CHARS = 500
 MARGINS_ARTIFACT = "margins.csv"
-
-
-def tracking_uri(configured: str | None) -> str:
-    """The configured URI, else env MLFLOW_TRACKING_URI, else sqlite:///<project>/mlflow.db."""
-    return (
-        configured
-        or os.environ.get("MLFLOW_TRACKING_URI")
-        or f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
-    )
-
-
-def _sqlite_path(uri: str) -> Path | None:
-    """The database file of a sqlite:///FILE URI (FILE relative or, with a 4th slash, absolute);
-    None for other stores."""
-    prefix = "sqlite:///"
-    if not uri.startswith(prefix) or uri[len(prefix) :] in ("", ":memory:"):
-        return None
-    return Path(unquote(uri[len(prefix) :])).resolve()
 
 
 @retry_when_busy
@@ -57,7 +38,7 @@ def open_experiment(cfg: DictConfig) -> str:
     experiment = mlflow.get_experiment_by_name(cfg.experiment_name)
     if experiment is not None:
         return experiment.experiment_id
-    database = _sqlite_path(uri)
+    database = sqlite_path(uri)
     artifacts = None
     if database is not None:
         artifacts = (database.parent / "mlartifacts" / cfg.experiment_name).as_uri()

@@ -5,8 +5,10 @@ import os
 import sys
 from pathlib import Path
 
+from experiments.paths import REPORTS_OUT
+from experiments.store import tracking_uri
 from reports.build import build_report
-from reports.runs import PROJECT_ROOT, ReportError, resolve_tracking_uri
+from reports.runs import ReportError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--experiment", default="default", help="MLflow experiment (sweep) name")
     parser.add_argument(
-        "--out", type=Path, default=PROJECT_ROOT / "reports" / "out", help="output directory"
+        "--out", type=Path, default=REPORTS_OUT, help="output directory"
     )
     parser.add_argument(
         "--tracking-uri", help="default: env MLFLOW_TRACKING_URI, else the project's mlflow.db"
@@ -31,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # margins.csv reads
     try:
         paths = build_report(
-            resolve_tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline
+            tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline
         )
     except ReportError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -1,15 +1,12 @@
 """Read an experiment's runs from MLflow into pandas DataFrames (the only input of the reports)."""
 
-import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import pandas as pd
 from mlflow import MlflowClient
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TRACKING_URI = f"sqlite:///{PROJECT_ROOT / 'mlflow.db'}"
+from experiments.store import sqlite_path
+
 RUN_TAGS = (
     "dataset",
     "method",
@@ -29,19 +26,6 @@ class ReportError(Exception):
     """A report cannot be built; the message is the one line shown to the user."""
 
 
-def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
-    """The given URI, else env MLFLOW_TRACKING_URI, else the project's sqlite store."""
-    return tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
-
-
-def _sqlite_path(tracking_uri: str) -> Path | None:
-    """The database file of a `sqlite:///` URI, None for other stores."""
-    parsed = urlparse(tracking_uri)
-    if parsed.scheme != "sqlite" or parsed.path in ("", "/:memory:"):
-        return None
-    return Path(unquote(parsed.path))
-
-
 def _all_pages(search: Callable, **kwargs) -> Iterator:
     """Every item of a paged MLflow search."""
     page_token = None
@@ -56,8 +40,8 @@ def _all_pages(search: Callable, **kwargs) -> Iterator:
 def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
     """A client on the store and the id of experiment `name`, or a ReportError listing those that
     exist. A missing sqlite file is reported as an empty store instead of being created."""
-    sqlite_path = _sqlite_path(tracking_uri)
-    if sqlite_path is not None and not sqlite_path.is_file():
+    database = sqlite_path(tracking_uri)
+    if database is not None and not database.is_file():
         raise ReportError(
             f"no MLflow experiment '{name}' in {tracking_uri}; existing: none (no such database)"
         )

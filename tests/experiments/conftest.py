@@ -12,7 +12,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
-from experiments.configs import CONF_DIR, register_configs
+from experiments.configs import register_configs
+from experiments.paths import CONF_DIR
 
 register_configs()
 

@@ -13,7 +13,8 @@ from experiments.bias_variance import (
     squared_loss_decomposition,
     zero_one_decomposition,
 )
-from experiments.configs import CONF_DIR, EvalKind
+from experiments.configs import EvalKind
+from experiments.paths import CONF_DIR
 from experiments.run import run_job
 
 

@@ -8,7 +8,8 @@ from hydra.types import RunMode
 
 from experiments.callback import sweep_job_configs
 from experiments.config_errors import describe_config_error
-from experiments.configs import CONF_DIR, group_options
+from experiments.configs import group_options
+from experiments.paths import CONF_DIR
 
 GROUPS = ["dataset", "method", "loss", "engine"]
 OPTIONS = [(group, option) for group in GROUPS for option in group_options(group)]

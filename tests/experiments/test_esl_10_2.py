@@ -8,10 +8,11 @@ from mlflow import MlflowClient
 from sklearn.tree import DecisionTreeClassifier
 
 from experiments.callback import sweep_job_configs
-from experiments.configs import CONF_DIR, method_key
+from experiments.configs import method_key
 from experiments.datasets import load_dataset
 from experiments.engines import build_estimator
 from experiments.evaluation import splits
+from experiments.paths import CONF_DIR
 from experiments.run import run_job
 
 BOOK_TEST_ERROR = {"stump": 0.458, "large_tree": 0.247, "adaboost_400": 0.058}  # ESL Fig. 10.2

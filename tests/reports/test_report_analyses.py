@@ -11,7 +11,8 @@ from matplotlib.text import Text
 from mlflow import MlflowClient
 from mlflow.entities import Metric
 
-from experiments.configs import CONF_DIR, register_configs
+from experiments.configs import register_configs
+from experiments.paths import CONF_DIR
 from experiments.run import run_job
 from reports.build import build_report
 from reports.esl import esl_figure
