@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, clone
 
 from experiments.configs import EvalKind, Task
 from experiments.diversity import diversity_scores
-from experiments.ensemble_members import curve_points, size_metrics
+from experiments.engines.members import curve_points, size_metrics
 from experiments.margins import training_margins
 
 

@@ -8,7 +8,7 @@ from sklearn import ensemble
 from sklearn.base import BaseEstimator
 
 import ensembles
-from experiments.ensemble_members import member_outputs
+from experiments.engines.members import member_outputs
 
 INDEPENDENT_MEMBERS = (
     ensembles.RandomForestClassifier,  # in-house extra trees subclass it

@@ -20,7 +20,7 @@ from experiments.bias_variance import evaluate_bias_variance
 from experiments.config_errors import exit_if_invalid, one_line_config_errors
 from experiments.configs import EvalKind, register_configs
 from experiments.datasets import load_dataset
-from experiments.engines import SkippedJob, approximation, build_estimator
+from experiments.engines import SkippedJob, build, build_estimator
 from experiments.evaluation import evaluate, primary_metric, splits
 from experiments.memory import peak_rss_mb, reset_peak_rss
 
@@ -44,11 +44,11 @@ def run_job(cfg: DictConfig) -> str:
             tracking.log_job(cfg, key)
             task = cfg.dataset.task
             X, y = load_dataset(cfg.dataset)
-            estimator = build_estimator(cfg, X.shape)
+            estimator, approximation = build(cfg, X.shape)
             twin = None
             if cfg.eval.parity and cfg.engine.name != "inhouse":
                 twin = build_estimator(cfg, X.shape, engine="inhouse")
-            tracking.log_estimator(estimator, approximation(cfg))
+            tracking.log_estimator(estimator, approximation)
             show_progress(estimator)
             folds = splits(cfg.eval, task, X, y, cfg.seed)
             # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too

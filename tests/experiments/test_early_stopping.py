@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1, make_hastie_10_2
 
-from experiments.early_stopping import HoldoutEarlyStopping
 from experiments.engines import build_estimator
+from experiments.engines.early_stopping import HoldoutEarlyStopping
 
 EARLY = ["method=gbt", "method.n_estimators=300", "method.early_stopping_rounds=5",
          "method.max_depth=3", "method.validation_fraction=0.2", "seed=11"]

@@ -100,7 +100,7 @@ def test_an_error_tag_is_one_line_of_at_most_500_chars(compose_job, runs_of, mon
     def raise_long_error(cfg, shape):
         raise RuntimeError("x" * 600 + "\nsecond line")
 
-    monkeypatch.setattr(run, "build_estimator", raise_long_error)
+    monkeypatch.setattr(run, "build", raise_long_error)
     cfg = compose_job(*SMALL, "dataset=wine")
     assert run_job(cfg) == "failed"
     [logged] = runs_of(cfg)

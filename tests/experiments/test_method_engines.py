@@ -27,7 +27,7 @@ from experiments.configs import (
     Task,
     method_key,
 )
-from experiments.engines import SkippedJob, approximation, build_estimator, with_task_defaults
+from experiments.engines import SkippedJob, build, build_estimator, with_task_defaults
 
 ENGINES = ["inhouse", "sklearn", "xgboost", "lightgbm"]
 NO_REGRESSION = "does not run on regression tasks"
@@ -234,15 +234,30 @@ def test_gbt_parameters_a_reference_lacks_are_skipped(engine, tree, reason):
         build_estimator(job("gbt", engine, Task.regression, **tree), (100, 4))
 
 
-def test_depthwise_gbt_is_tagged_as_approximated_by_best_first_engines():
-    assert approximation(job("gbt", "xgboost", Task.binary)) is None
-    assert approximation(job("gbt", "lightgbm", Task.regression)) == (
+def approximation(*job_args, **method) -> str | None:
+    return build(job(*job_args, **method), (100, 4)).approximation
+
+
+def test_each_builder_tags_what_its_engine_approximates():
+    assert approximation("gbt", "xgboost", Task.binary) is None
+    assert approximation("gbt", "lightgbm", Task.regression) == (
         "lightgbm grows best-first, not depthwise"
     )
+    assert approximation("gbt", "sklearn", Task.regression) == (
+        "sklearn grows best-first, not depthwise"
+    )
     lossguide = {"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 31}
-    assert approximation(job("gbt", "sklearn", Task.regression, **lossguide)) is None
-    assert "no min_child_weight" in approximation(job("gbt", "sklearn", Task.binary, **lossguide))
-    assert approximation(job("random_forest", "sklearn", Task.binary)) is None
+    assert approximation("gbt", "sklearn", Task.regression, **lossguide) is None
+    assert approximation("gbt", "sklearn", Task.binary, **lossguide) == (
+        "sklearn bounds leaves by min_samples_leaf only (no min_child_weight)"
+    )
+    assert approximation("random_forest", "sklearn", Task.binary) is None
+    assert approximation("random_forest", "inhouse", Task.binary) is None
+    for engine in ("xgboost", "lightgbm"):
+        assert approximation("random_forest", engine, Task.binary) == (
+            f"{engine} subsamples 63.2% of the rows without replacement, not a bootstrap"
+        )
+    assert approximation("random_forest", "xgboost", Task.binary, bootstrap=False) is None
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from ensembles.methods.boosting import SEED_RANGE
+from experiments.engines.spec import Spec
 
 
 class HoldoutEarlyStopping(MetaEstimatorMixin, BaseEstimator):
@@ -64,3 +65,12 @@ class HoldoutEarlyStopping(MetaEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.estimator_type = self.estimator.__sklearn_tags__().estimator_type
         return tags
+
+
+def with_early_stopping(model: BaseEstimator, spec: Spec) -> BaseEstimator:
+    """The library model, wrapped to stop early on the in-house GBT's validation rows when the
+    method config asks for early stopping."""
+    if spec.method.early_stopping_rounds is None:
+        return model
+    return HoldoutEarlyStopping(model, spec.method.early_stopping_rounds,
+                                spec.method.validation_fraction, random_state=spec.seed)

@@ -1,0 +1,51 @@
+"""The in-house engine's estimators (ensembles): the method config's fields by name."""
+
+from enum import Enum
+
+from experiments.configs import method_key
+from experiments.engines.spec import Built, Spec, gbt_loss, xgboost_named_params
+
+INHOUSE_FAMILIES = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees",
+                    "bagging": "Bagging", "adaboost": "AdaBoost", "logitboost": "LogitBoost",
+                    "l2boost": "L2Boost"}
+
+
+def inhouse_estimator(spec: Spec) -> Built:
+    """The in-house estimator of a method other than gbt: its constructor takes the method
+    config's fields by name (criterion for classification only), the seed and the threads."""
+    import ensembles
+
+    params = {
+        name: value.value if isinstance(value, Enum) else value
+        for name, value in spec.method.items()
+        if name != "name"
+    }
+    if spec.regression:
+        params.pop("criterion", None)
+    task = "Regressor" if spec.regression else "Classifier"
+    model = getattr(ensembles, f"{INHOUSE_FAMILIES[method_key(spec.method)]}{task}")
+    return Built(model(**params, random_state=spec.seed, n_jobs=spec.n_jobs))
+
+
+def inhouse_gbt(spec: Spec) -> Built:
+    """GradientBoosting*: XGBoost's parameter names, the loss of the loss config."""
+    import ensembles
+
+    method, loss = spec.method, spec.loss
+    params = {
+        "loss": gbt_loss(loss, spec.task),
+        **xgboost_named_params(method),
+        "max_bins": method.max_bins,
+        "min_child_samples": method.min_child_samples,
+        "early_stopping_rounds": method.early_stopping_rounds,
+        "validation_fraction": method.validation_fraction,
+        "random_state": spec.seed,
+        "n_jobs": spec.n_jobs,
+    }
+    if not spec.regression:
+        return Built(ensembles.GradientBoostingClassifier(**params))
+    if loss.name == "quantile":
+        params["quantile_alpha"] = loss.alpha
+    if loss.name == "huber":
+        params["huber_delta"] = loss.delta
+    return Built(ensembles.GradientBoostingRegressor(**params))

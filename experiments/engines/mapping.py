@@ -1,0 +1,117 @@
+"""Method config -> the Built estimator of an engine: which builder serves each (method,
+engine), which losses each method takes per task, and why a pair without a builder is skipped."""
+
+from collections.abc import Callable
+
+from omegaconf import DictConfig
+
+from experiments.configs import Task, method_key
+from experiments.engines.inhouse import inhouse_estimator, inhouse_gbt
+from experiments.engines.lightgbm_models import lightgbm_gbt, lightgbm_random_forest
+from experiments.engines.sklearn_models import (
+    sklearn_adaboost,
+    sklearn_bagging,
+    sklearn_forest,
+    sklearn_gbt,
+    sklearn_l2boost,
+)
+from experiments.engines.spec import Built, SkippedJob, Spec
+from experiments.engines.xgboost_models import xgboost_gbt, xgboost_random_forest
+
+FOREST_LOSSES = {
+    Task.binary: {"auto"},
+    Task.multiclass: {"auto"},
+    Task.regression: {"auto", "squared"},
+}
+VALID_LOSSES: dict[str, dict[Task, set[str]]] = {
+    "random_forest": FOREST_LOSSES,
+    "extra_trees": FOREST_LOSSES,
+    "bagging": FOREST_LOSSES,
+    "adaboost": {Task.binary: {"auto", "exponential"}, Task.multiclass: {"auto", "exponential"}},
+    "logitboost": {Task.binary: {"auto", "logistic"}, Task.multiclass: {"auto", "softmax"}},
+    "l2boost": {task: {"auto", "squared"} for task in Task},
+    "gbt": {
+        Task.regression: {"auto", "squared", "absolute", "huber", "quantile", "poisson"},
+        Task.binary: {"auto", "logistic", "exponential", "softmax"},
+        Task.multiclass: {"auto", "softmax"},
+    },
+}
+
+Builder = Callable[[Spec], Built]
+
+BUILDERS: dict[tuple[str, str], Builder] = {
+    ("random_forest", "inhouse"): inhouse_estimator,
+    ("random_forest", "sklearn"): sklearn_forest,
+    ("random_forest", "xgboost"): xgboost_random_forest,
+    ("random_forest", "lightgbm"): lightgbm_random_forest,
+    ("extra_trees", "inhouse"): inhouse_estimator,
+    ("extra_trees", "sklearn"): sklearn_forest,
+    ("bagging", "inhouse"): inhouse_estimator,
+    ("bagging", "sklearn"): sklearn_bagging,
+    ("adaboost", "inhouse"): inhouse_estimator,
+    ("adaboost", "sklearn"): sklearn_adaboost,
+    ("logitboost", "inhouse"): inhouse_estimator,
+    ("l2boost", "inhouse"): inhouse_estimator,
+    ("l2boost", "sklearn"): sklearn_l2boost,
+    ("gbt", "inhouse"): inhouse_gbt,
+    ("gbt", "xgboost"): xgboost_gbt,
+    ("gbt", "lightgbm"): lightgbm_gbt,
+    ("gbt", "sklearn"): sklearn_gbt,
+}
+
+NO_REFERENCE: dict[tuple[str, str], str] = {
+    ("extra_trees", "xgboost"): "xgboost has no random-threshold (extra) trees",
+    ("extra_trees", "lightgbm"): "lightgbm's rf mode needs row bagging; extra trees use all rows",
+    ("bagging", "xgboost"): "xgboost subsamples rows without replacement; no bootstrap of trees",
+    ("bagging", "lightgbm"): "lightgbm subsamples rows without replacement; no bootstrap of trees",
+    ("adaboost", "xgboost"): "xgboost has no AdaBoost (SAMME)",
+    ("adaboost", "lightgbm"): "lightgbm has no AdaBoost (SAMME)",
+    ("l2boost", "xgboost"): "l2boost's reference is scikit-learn's GradientBoostingRegressor",
+    ("l2boost", "lightgbm"): "l2boost's reference is scikit-learn's GradientBoostingRegressor",
+    **{
+        ("logitboost", engine): "no reference library implements LogitBoost (FHT 2000)"
+        for engine in ("sklearn", "xgboost", "lightgbm")
+    },
+}
+
+
+def check_loss(method: str, loss: str, task: Task) -> None:
+    """Raise SkippedJob unless `method` can be trained with `loss` on a `task` problem."""
+    valid = VALID_LOSSES.get(method, {}).get(task, set())
+    if not valid:
+        raise SkippedJob(f"{method} does not run on {task.value} tasks")
+    if loss not in valid:
+        raise SkippedJob(
+            f"{method} does not take loss '{loss}' on {task.value} tasks; "
+            f"valid: {', '.join(sorted(valid))}"
+        )
+
+
+def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) -> Built:
+    """The unfitted estimator of the job config for data of `shape` (n_samples, n_features),
+    run by `engine` (default: the job's own), with its approximation tag; SkippedJob with the
+    reason where the combination cannot run."""
+    method, task = method_key(cfg.method), cfg.dataset.task
+    engine = engine or cfg.engine.name
+    check_loss(method, cfg.loss.name, task)
+    if (method, engine) not in BUILDERS:
+        default = f"no {engine} implementation of {method}"
+        raise SkippedJob(NO_REFERENCE.get((method, engine), default))
+    method_config = with_task_defaults(cfg.method, task)
+    spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
+    return BUILDERS[method, engine](spec)
+
+
+def build_estimator(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None):
+    """build(...) without its approximation tag: the unfitted estimator alone."""
+    return build(cfg, shape, engine).estimator
+
+
+def with_task_defaults(method: DictConfig, task: Task) -> DictConfig:
+    """The method config with max_features=auto resolved to scikit-learn's default for the
+    task: sqrt for classification (Breiman 2001), 1.0 (every feature) for regression."""
+    if method.get("max_features") != "auto":
+        return method
+    resolved = method.copy()
+    resolved.max_features = 1.0 if task is Task.regression else "sqrt"
+    return resolved

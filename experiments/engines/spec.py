@@ -1,0 +1,86 @@
+"""What every engine adapter reads and returns: the job's Spec, the Built estimator with its
+approximation tag, and SkippedJob for a combination without a faithful mapping."""
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple
+
+import numpy as np
+from omegaconf import DictConfig
+from sklearn.base import BaseEstimator
+
+from experiments.configs import Criterion, Task
+
+BOOTSTRAP_FRACTION = 1.0 - np.exp(-1.0)  # expected share of distinct rows in a bootstrap, 0.632
+GBT_AUTO_LOSS = {Task.regression: "squared", Task.binary: "logistic", Task.multiclass: "softmax"}
+
+
+class SkippedJob(Exception):
+    """A combination that cannot run; the message is the one-line reason."""
+
+
+class Built(NamedTuple):
+    """An unfitted estimator and, where it only approximates the method config, how (the run's
+    tag `approximation`; None where it is faithful)."""
+
+    estimator: BaseEstimator
+    approximation: str | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a builder reads: the method and loss configs, the task, the data's
+    (n_samples, n_features), the seed and the engine's thread count."""
+
+    method: DictConfig
+    loss: DictConfig
+    task: Task
+    shape: tuple[int, int]
+    seed: int
+    n_jobs: int
+
+    @property
+    def regression(self) -> bool:
+        return self.task is Task.regression
+
+
+def gbt_loss(loss: DictConfig, task: Task) -> str:
+    """The GBT loss of a loss config: `auto` is squared, logistic or softmax by task."""
+    return GBT_AUTO_LOSS[task] if loss.name == "auto" else loss.name
+
+
+def check_neutral(engine: str, method: DictConfig, **neutral: object) -> None:
+    """Skip when a parameter the engine does not have is set away from its neutral value."""
+    for name, value in neutral.items():
+        if method[name] != value:
+            raise SkippedJob(f"{engine} has no {name} (got {method[name]})")
+
+
+XGBOOST_NAMED = ("n_estimators", "learning_rate", "max_depth", "max_leaves", "grow_policy",
+                 "reg_lambda", "reg_alpha", "gamma", "min_child_weight", "subsample",
+                 "colsample_bytree", "colsample_bynode", "base_score")
+
+
+def xgboost_named_params(method: DictConfig) -> dict:
+    """The GBT parameters that the in-house estimator and XGBoost take by the same name and
+    meaning (the contract's), as constructor arguments."""
+    return {name: method[name].value if isinstance(method[name], Enum) else method[name]
+            for name in XGBOOST_NAMED}  # fmt: skip
+
+
+def check_library_forest(spec: Spec, engine: str) -> None:
+    """Skip the random-forest parameters that XGBoost's and LightGBM's rf modes do not have."""
+    method = spec.method
+    if method.oob_score:
+        raise SkippedJob(f"{engine} has no out-of-bag score (oob_score=true)")
+    if method.min_samples_split != 2:
+        raise SkippedJob(f"{engine} has no min_samples_split (got {method.min_samples_split})")
+    if not spec.regression and method.criterion is not Criterion.gini:
+        raise SkippedJob(f"{engine} splits on gradient gain, not {method.criterion.value}")
+
+
+def bagging_approximation(spec: Spec, engine: str) -> str | None:
+    """The tag of a bootstrap forest in a library's rf mode, which subsamples rows instead."""
+    if not spec.method.bootstrap:
+        return None
+    return f"{engine} subsamples 63.2% of the rows without replacement, not a bootstrap"
