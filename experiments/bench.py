@@ -26,38 +26,53 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from hydra import compose, initialize_config_dir
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
+from experiments.configs import register_configs
+from experiments.engines import build_estimator
 from experiments.memory import peak_rss_mb, reset_peak_rss
-from experiments.paths import PROJECT_ROOT, REPORTS_OUT
+from experiments.paths import CONF_DIR, PROJECT_ROOT, REPORTS_OUT
 
 INHOUSE = "inhouse"
 WARM_UP_ROWS = 2000  # rows of the untimed first fit and predict in each worker
+register_configs()
+
+
+GBT = ("method=gbt", "method.n_estimators=100", "method.learning_rate=0.1")
+LOSSGUIDE = ("method.grow_policy=lossguide", "method.max_leaves=31", "method.max_depth=0")
 
 
 @dataclass(frozen=True)
 class Case:
-    """One benchmark: its data size ("rows" or "small_rows"), the engines that run it, and
-    the ratio target of the issue (ours / fastest reference; None: no target)."""
+    """One benchmark: its data size ("rows" or "small_rows"), the engines that run it, the
+    ratio target of the issue (ours / fastest reference), the lab's method config (Hydra
+    overrides, mapped to every engine as a sweep maps it) and the step that is timed."""
 
     rows: str
     engines: tuple[str, ...]
     target: str
+    method: tuple[str, ...]
     timed: str = "fit"
 
 
+GBT_ENGINES = (INHOUSE, "xgboost", "lightgbm", "sklearn")
 CASES = {
-    "gbt_depthwise": Case("rows", (INHOUSE, "xgboost", "lightgbm", "sklearn"),
-                          "fit <= 0.8x the faster of XGBoost and LightGBM"),
-    "gbt_lossguide": Case("rows", (INHOUSE, "xgboost", "lightgbm", "sklearn"),
-                          "fit <= 0.8x the faster of XGBoost and LightGBM"),
-    "gbt_depthwise_small": Case("small_rows", (INHOUSE, "xgboost", "lightgbm", "sklearn"),
-                                "fit <= 1.0x the faster of XGBoost and LightGBM"),
-    "random_forest": Case("small_rows", (INHOUSE, "sklearn", "lightgbm"),
-                          "fit >= 5x faster than scikit-learn, accuracy within 1 point"),
-    "adaboost": Case("small_rows", (INHOUSE, "sklearn"), "fit >= 10x faster than scikit-learn"),
-    "gbt_predict": Case("rows", (INHOUSE, "xgboost"), "predict <= 1.0x XGBoost", "predict"),
+    "gbt_depthwise": Case("rows", GBT_ENGINES,
+                          "fit <= 0.8x the faster of XGBoost and LightGBM", GBT),
+    "gbt_lossguide": Case("rows", GBT_ENGINES,
+                          "fit <= 0.8x the faster of XGBoost and LightGBM", GBT + LOSSGUIDE),
+    "gbt_depthwise_small": Case("small_rows", GBT_ENGINES,
+                                "fit <= 1.0x the faster of XGBoost and LightGBM", GBT),
+    "random_forest": Case("small_rows", (INHOUSE, "sklearn"),
+                          "fit >= 5x faster than scikit-learn, accuracy within 1 point",
+                          ("method=random_forest", "method.n_estimators=100")),
+    "adaboost": Case("small_rows", (INHOUSE, "sklearn"), "fit >= 10x faster than scikit-learn",
+                     ("method=adaboost", "method.n_estimators=400")),
+    "gbt_predict": Case("rows", (INHOUSE, "xgboost"), "predict <= 1.0x XGBoost", GBT,
+                        "predict"),
 }
 FAST_REFERENCES = {"gbt_depthwise": ("xgboost", "lightgbm"),
                    "gbt_lossguide": ("xgboost", "lightgbm"),
@@ -66,49 +81,14 @@ FAST_REFERENCES = {"gbt_depthwise": ("xgboost", "lightgbm"),
                    "gbt_predict": ("xgboost",)}
 
 
-def make_estimator(case: str, engine: str, threads: int):
-    """The estimator of one (case, engine), hyper-parameters matched across engines."""
-    import ensembles
-
-    boosting = dict(n_estimators=100, learning_rate=0.1)
-    if case.startswith("gbt"):
-        lossguide = case == "gbt_lossguide"
-        if engine == INHOUSE:
-            shape = (dict(grow_policy="lossguide", max_leaves=31, max_depth=0) if lossguide
-                     else dict(max_depth=6))
-            return ensembles.GradientBoostingClassifier(n_jobs=threads, **boosting, **shape)
-        if engine == "xgboost":
-            import xgboost
-            shape = (dict(grow_policy="lossguide", max_leaves=31, max_depth=0) if lossguide
-                     else dict(max_depth=6))
-            return xgboost.XGBClassifier(tree_method="hist", max_bin=256, n_jobs=threads,
-                                         **boosting, **shape)
-        if engine == "lightgbm":
-            import lightgbm
-            shape = dict(num_leaves=31) if lossguide else dict(max_depth=6, num_leaves=64)
-            return lightgbm.LGBMClassifier(max_bin=255, n_jobs=threads, verbose=-1,
-                                           **boosting, **shape)
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        shape = dict(max_leaf_nodes=31) if lossguide else dict(max_depth=6, max_leaf_nodes=None)
-        return HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1,
-                                              early_stopping=False, **shape)
-    if case == "random_forest":
-        if engine == INHOUSE:
-            return ensembles.RandomForestClassifier(n_estimators=100, n_jobs=threads,
-                                                    random_state=0)
-        if engine == "lightgbm":
-            import lightgbm
-            return lightgbm.LGBMClassifier(boosting_type="rf", n_estimators=100,
-                                           num_leaves=4096, bagging_fraction=0.632,
-                                           bagging_freq=1, feature_fraction_bynode=0.2,
-                                           n_jobs=threads, verbose=-1)
-        from sklearn.ensemble import RandomForestClassifier
-        return RandomForestClassifier(n_estimators=100, n_jobs=threads, random_state=0)
-    if engine == INHOUSE:
-        return ensembles.AdaBoostClassifier(n_estimators=400)
-    from sklearn.ensemble import AdaBoostClassifier
-    from sklearn.tree import DecisionTreeClassifier
-    return AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), n_estimators=400)
+def make_estimator(case: str, engine: str, threads: int, shape: tuple[int, int]):
+    """The estimator of one (case, engine): the case's method config on a binary task, built
+    for the engine by the sweeps' own mapping (experiments.engines)."""
+    overrides = [*CASES[case].method, "dataset=synthetic_classification", f"engine={engine}",
+                 f"engine.n_jobs={threads}"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    return build_estimator(cfg, shape)
 
 
 def benchmark_data(n_rows: int, n_features: int):
@@ -123,11 +103,11 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
     that of the fit, the data included (generating the data peaks higher, so the peak is reset
     after it)."""
     X_train, X_test, y_train, y_test = benchmark_data(n_rows, n_features)
+    estimator = make_estimator(case, engine, threads, X_train.shape)
     start = time.perf_counter()
-    make_estimator(case, engine, threads).fit(X_train[:WARM_UP_ROWS], y_train[:WARM_UP_ROWS]
-                                              ).predict(X_test[:WARM_UP_ROWS])
+    clone(estimator).fit(X_train[:WARM_UP_ROWS], y_train[:WARM_UP_ROWS]
+                         ).predict(X_test[:WARM_UP_ROWS])
     first_call_seconds = time.perf_counter() - start
-    estimator = make_estimator(case, engine, threads)
     data_mb = (X_train.nbytes + X_test.nbytes + y_train.nbytes + y_test.nbytes) / 2**20
     try:
         reset_peak_rss()
