@@ -314,7 +314,7 @@ class EvalConfig:
     n_repeats: int = 1
     curve_every: int = 10  # learning-curve step of iterative methods, in rounds
     parity: bool = False  # also fit the in-house estimator and log parity_* metrics
-    n_bootstrap: int = 20  # training sets of kind=bias_variance (experiments/bias_variance.py)
+    n_bootstrap: int = 20  # training sets of kind=bias_variance (analyses/bias_variance.py)
 
 
 @dataclass

@@ -10,10 +10,9 @@ from omegaconf import DictConfig
 from sklearn import metrics, model_selection
 from sklearn.base import BaseEstimator, clone
 
+from experiments.analyses import SPLIT_ANALYSES, FittedSplit
 from experiments.configs import EvalKind, Task
-from experiments.diversity import diversity_scores
 from experiments.engines.members import curve_points, size_metrics
-from experiments.margins import training_margins
 
 
 def splits(
@@ -46,23 +45,26 @@ def evaluate(
     y: np.ndarray,
     folds: Iterable[tuple[np.ndarray, np.ndarray]],
     curve_every: int,
-) -> tuple[list[dict[str, float]], dict[int, float], pd.DataFrame | None]:
-    """Fit and score the estimator on each (train, test) split, with the diversity of an
-    ensemble of independent members; with an in-house twin, add the parity metrics of each
-    split. Return the scores of each split, the learning curve and (AdaBoost, LogitBoost) the
-    training margins of the first."""
-    scores, curve, margins = [], {}, None
+) -> tuple[list[dict[str, float]], dict[int, float], dict[str, pd.DataFrame]]:
+    """Fit and score the estimator on each (train, test) split and run every per-split
+    analysis (experiments.analyses) on it; with an in-house twin, add the parity metrics of
+    each split. Return the scores of each split, the learning curve of the first and the
+    analyses' tables."""
+    scores, curve, tables = [], {}, {}
     for index, (train, test) in enumerate(folds):
+        split = FittedSplit(index, X[train], y[train], X[test], y[test])
         model, split_scores = fit_and_score(estimator, task, X[train], y[train], X[test], y[test])
-        split_scores |= diversity_scores(model, X[test], y[test])
+        for analysis in SPLIT_ANALYSES:
+            findings = analysis(model, split)
+            split_scores |= findings.metrics
+            tables |= findings.tables
         if index == 0:
             curve = learning_curve(model, task, X[test], y[test], curve_every)
-            margins = training_margins(model, X[train], y[train])
         if inhouse is not None:
             twin = clone(inhouse).fit(X[train], y[train])
             split_scores |= parity_scores(twin, model, task, X[train], X[test], y[test])
         scores.append(split_scores)
-    return scores, curve, margins
+    return scores, curve, tables
 
 
 def fit_and_score(

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from experiments import tracking
-from experiments.bias_variance import evaluate_bias_variance
+from experiments.analyses.bias_variance import evaluate_bias_variance
 from experiments.config_errors import exit_if_invalid, one_line_config_errors
 from experiments.configs import EvalKind, register_configs
 from experiments.datasets import load_dataset
@@ -58,16 +58,15 @@ def run_job(cfg: DictConfig) -> str:
                     scores, decomposition = evaluate_bias_variance(
                         estimator, task, X, y, next(folds), cfg.eval.n_bootstrap, cfg.seed
                     )
-                    curve, margins = {}, None
+                    curve, tables = {}, {}
                 else:
-                    scores, curve, margins = evaluate(
+                    scores, curve, tables = evaluate(
                         estimator, twin, task, X, y, folds, cfg.eval.curve_every
                     )
                     decomposition = {}
             if curve:
                 tracking.log_curve(f"curve_{primary_metric(task)}", curve)
-            if margins is not None:
-                tracking.log_margins(margins)
+            tracking.log_tables(tables)
             if decomposition:
                 tracking.log_metrics(decomposition)
             means = tracking.log_scores(scores, peak_rss_mb())

@@ -26,7 +26,6 @@ from experiments.store_retry import retry_when_busy
 
 SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
 ERROR_MAX_CHARS = 500
-MARGINS_ARTIFACT = "margins.csv"
 
 
 @retry_when_busy
@@ -181,9 +180,10 @@ def log_metrics(metrics: dict[str, float]) -> None:
 
 
 @retry_when_busy
-def log_margins(margins: pd.DataFrame) -> None:
-    """The training margins (columns rounds, margin) as the artifact margins.csv."""
-    mlflow.log_text(margins.to_csv(index=False), MARGINS_ARTIFACT)
+def log_tables(tables: dict[str, pd.DataFrame]) -> None:
+    """Each table as a CSV artifact named by its key (margins.csv, ...)."""
+    for name, table in tables.items():
+        mlflow.log_text(table.to_csv(index=False), name)
 
 
 @retry_when_busy

@@ -2,11 +2,12 @@
 
 from pathlib import Path
 
-from reports.analyses import bias_variance_tables, diversity_tables
+from reports.analyses.bias_variance import bias_variance_tables
+from reports.analyses.diversity import diversity_tables
+from reports.analyses.margins import boosted_methods, margin_figure
 from reports.esl import BOOSTED, ESL_CURVE, esl_datasets, esl_figure
-from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves, load_curves, log_report_run
+from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves
 from reports.figures import save as save_figure
-from reports.margins import boosted_methods, load_margins, margin_figure
 from reports.render import (
     format_friedman_table,
     format_metric_table,
@@ -16,7 +17,15 @@ from reports.render import (
     to_latex,
     to_markdown,
 )
-from reports.runs import ReportError, load_runs, load_split_values, open_experiment
+from reports.runs import (
+    ReportError,
+    load_curves,
+    load_margins,
+    load_runs,
+    load_split_values,
+    log_report_run,
+    open_experiment,
+)
 from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
 from reports.tables import PRIMARY_METRICS, MetricTable, ok_runs, parity, summarize, timing
 

@@ -10,10 +10,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from mlflow import MlflowClient  # noqa: E402
 
 from reports.render import pair_label  # noqa: E402
-from reports.runs import CELL_KEYS, REPORT_STATUS  # noqa: E402
+from reports.runs import CELL_KEYS  # noqa: E402
 from reports.stats import FriedmanResult  # noqa: E402
 from reports.styles import engine_style  # noqa: E402
 from reports.tables import PAIR_KEYS  # noqa: E402
@@ -83,19 +82,6 @@ def cd_diagram(result: FriedmanResult) -> Figure:
     return figure
 
 
-def load_curves(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Long table of the stepped `metric` (a `curve_*` learning curve; step = rounds) of `runs`:
-    dataset, method, engine, seed, rounds, value."""
-    rows = []
-    for run in runs.to_dict("records"):
-        cell = {key: run[key] for key in [*CELL_KEYS, "seed"]}
-        rows += [
-            {**cell, "rounds": m.step, "value": m.value}
-            for m in client.get_metric_history(run["run_id"], metric)
-        ]
-    return pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "rounds", "value"])
-
-
 def learning_curves(curves: pd.DataFrame, metric: str) -> Figure:
     """One panel per dataset, one line per (method, engine): `metric` against the number of
     rounds, the mean over seeds at each logged round; one legend for all panels."""
@@ -129,13 +115,3 @@ def learning_curves(curves: pd.DataFrame, metric: str) -> Figure:
         title="method / engine (mean over seeds)",
     )
     return figure
-
-
-def log_report_run(client: MlflowClient, experiment_id: str, paths: list[Path]) -> str:
-    """A new run named `report` (tag status=report, so the tables leave it out) holding `paths`
-    as artifacts under `figures/`; returns its run id."""
-    run = client.create_run(experiment_id, run_name="report", tags={"status": REPORT_STATUS})
-    for path in paths:
-        client.log_artifact(run.info.run_id, str(path), artifact_path="figures")
-    client.set_terminated(run.info.run_id)
-    return run.info.run_id

@@ -1,10 +1,14 @@
-"""Read an experiment's runs from MLflow into pandas DataFrames (the only input of the reports)."""
+"""The reports' only access to MLflow: an experiment's runs, split values, curves and margins
+as pandas DataFrames, and the `report` run that holds the figures."""
 
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pandas as pd
 from mlflow import MlflowClient
 
+from experiments.analyses.margins import MARGINS_ARTIFACT
 from experiments.store import sqlite_path
 
 RUN_TAGS = (
@@ -90,3 +94,42 @@ def load_split_values(client: MlflowClient, runs: pd.DataFrame, metric: str) -> 
         elif pd.notna(run.get(metric)):
             rows.append({**cell, "split": 0, "value": run[metric]})
     return pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "run_id", "split", "value"])
+
+
+def load_curves(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Long table of the stepped `metric` (a `curve_*` learning curve; step = rounds) of `runs`:
+    dataset, method, engine, seed, rounds, value."""
+    rows = []
+    for run in runs.to_dict("records"):
+        cell = {key: run[key] for key in [*CELL_KEYS, "seed"]}
+        rows += [
+            {**cell, "rounds": m.step, "value": m.value}
+            for m in client.get_metric_history(run["run_id"], metric)
+        ]
+    return pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "rounds", "value"])
+
+
+def load_margins(client: MlflowClient, runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table (dataset, method, engine, seed, rounds, margin) of the runs that logged the
+    margins artifact (empty if none did)."""
+    frames = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in runs.to_dict("records"):
+            names = {Path(a.path).name for a in client.list_artifacts(run["run_id"])}
+            if MARGINS_ARTIFACT not in names:
+                continue
+            path = client.download_artifacts(run["run_id"], MARGINS_ARTIFACT, tmp)
+            margins = pd.read_csv(path)
+            frames.append(margins.assign(**{key: run[key] for key in [*CELL_KEYS, "seed"]}))
+    columns = [*CELL_KEYS, "seed", "rounds", "margin"]
+    return pd.concat(frames)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def log_report_run(client: MlflowClient, experiment_id: str, paths: list[Path]) -> str:
+    """A new run named `report` (tag status=report, so the tables leave it out) holding `paths`
+    as artifacts under `figures/`; returns its run id."""
+    run = client.create_run(experiment_id, run_name="report", tags={"status": REPORT_STATUS})
+    for path in paths:
+        client.log_artifact(run.info.run_id, str(path), artifact_path="figures")
+    client.set_terminated(run.info.run_id)
+    return run.info.run_id

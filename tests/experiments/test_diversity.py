@@ -8,7 +8,7 @@ from sklearn import ensemble
 from sklearn.datasets import load_iris
 
 import ensembles
-from experiments.diversity import (
+from experiments.analyses.diversity import (
     binomial_vote_error,
     breiman_bound,
     disagreement,
@@ -16,7 +16,7 @@ from experiments.diversity import (
     q_statistic,
     strength_correlation,
 )
-from experiments.member_votes import member_labels
+from experiments.analyses.member_votes import member_labels
 
 # Members a, b, c right (1) or wrong (0) on 10 samples: pair (a, b) has N11 = 5, N10 = 2,
 # N01 = 1, N00 = 2, so Q = (5 * 2 - 1 * 2) / (5 * 2 + 1 * 2) = 2/3 and D = 3/10; c = a gives

@@ -10,14 +10,14 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.tree import DecisionTreeClassifier
 
 import ensembles
-from experiments.margins import (
+from experiments.analyses.margins import (
+    MARGINS_ARTIFACT,
     adaboost_margins,
     logitboost_margins,
     round_counts,
     training_margins,
 )
 from experiments.run import run_job
-from experiments.tracking import MARGINS_ARTIFACT
 
 
 def test_round_counts_are_10_50_and_100_percent_of_the_rounds():

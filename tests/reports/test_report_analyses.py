@@ -14,10 +14,10 @@ from mlflow.entities import Metric
 from experiments.configs import register_configs
 from experiments.paths import CONF_DIR
 from experiments.run import run_job
+from reports.analyses.margins import margin_cdf
 from reports.build import build_report
 from reports.esl import esl_figure
 from reports.figures import cd_diagram
-from reports.margins import margin_cdf
 from reports.stats import FriedmanResult
 
 register_configs()

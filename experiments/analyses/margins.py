@@ -19,8 +19,10 @@ from sklearn.base import BaseEstimator
 
 import ensembles
 from ensembles.engine.tree import LEAF
-from experiments.member_votes import member_labels, true_class_margin
+from experiments.analyses.findings import Findings, FittedSplit
+from experiments.analyses.member_votes import member_labels, true_class_margin
 
+MARGINS_ARTIFACT = "margins.csv"
 ROUND_FRACTIONS = (0.1, 0.5, 1.0)  # of the fitted rounds; Schapire et al. 1998 drew 5, 100, 1000
 
 
@@ -83,3 +85,11 @@ def training_margins(model: BaseEstimator, X: np.ndarray, y: np.ndarray) -> pd.D
             "margin": np.concatenate(list(margins.values())),
         }
     )
+
+
+def margin_findings(model: BaseEstimator, split: FittedSplit) -> Findings:
+    """The per-split hook: the training margins of the first split as the table margins.csv."""
+    if split.index != 0:
+        return Findings()
+    margins = training_margins(model, split.X_train, split.y_train)
+    return Findings() if margins is None else Findings(tables={MARGINS_ARTIFACT: margins})

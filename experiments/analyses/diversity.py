@@ -13,7 +13,8 @@ import numpy as np
 from scipy.stats import binom
 from sklearn.base import BaseEstimator
 
-from experiments.member_votes import (
+from experiments.analyses.findings import Findings, FittedSplit
+from experiments.analyses.member_votes import (
     class_votes,
     has_independent_members,
     member_labels,
@@ -105,3 +106,8 @@ def diversity_scores(model: BaseEstimator, X_test: np.ndarray, y_test: np.ndarra
         "div_member_error": member_error,
         "div_binomial_vote_error": binomial_vote_error(len(labels), member_error),
     }
+
+
+def diversity_findings(model: BaseEstimator, split: FittedSplit) -> Findings:
+    """The per-split hook: diversity_scores on the split's test rows."""
+    return Findings(metrics=diversity_scores(model, split.X_test, split.y_test))

@@ -1,35 +1,14 @@
-"""Cumulative distributions of the normalized training margins that AdaBoost and LogitBoost jobs
-log as `margins.csv` (experiments/margins.py), drawn as in Schapire, Freund, Bartlett and Lee
-(1998, Figure 2): one figure per method, one panel per dataset, one line per round count."""
-
-import tempfile
-from pathlib import Path
+"""Cumulative distributions of the normalized training margins that AdaBoost and LogitBoost
+jobs log as `margins.csv` (experiments/analyses/margins.py), drawn as in Schapire, Freund,
+Bartlett and Lee (1998, Figure 2): one figure per method, one panel per dataset, one line per
+round count."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from mlflow import MlflowClient
 
-from experiments.tracking import MARGINS_ARTIFACT
-from reports.runs import CELL_KEYS
 from reports.styles import engine_style
-
-
-def load_margins(client: MlflowClient, runs: pd.DataFrame) -> pd.DataFrame:
-    """Long table (dataset, method, engine, seed, rounds, margin) of the runs that logged the
-    margins artifact (empty if none did)."""
-    frames = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for run in runs.to_dict("records"):
-            names = {Path(a.path).name for a in client.list_artifacts(run["run_id"])}
-            if MARGINS_ARTIFACT not in names:
-                continue
-            path = client.download_artifacts(run["run_id"], MARGINS_ARTIFACT, tmp)
-            margins = pd.read_csv(path)
-            frames.append(margins.assign(**{key: run[key] for key in [*CELL_KEYS, "seed"]}))
-    columns = [*CELL_KEYS, "seed", "rounds", "margin"]
-    return pd.concat(frames)[columns] if frames else pd.DataFrame(columns=columns)
 
 
 def margin_cdf(margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
