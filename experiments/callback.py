@@ -1,13 +1,13 @@
 """The lab's Hydra callback: before a sweep, check every job's config and create the store
 once; after a sweep or a single job, exit non-zero when a job failed."""
 
+import itertools
 import os
 import sys
 import uuid
 from typing import Any
 
 import mlflow
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn
@@ -21,16 +21,22 @@ from experiments.tracking import SWEEP_ID_ENV, open_experiment
 
 
 def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
-    """The composed config of every job of a basic sweep: a sweep with a job that does not
-    compose fails here, before anything is written."""
+    """The composed config of every job of a basic sweep (the cartesian product of its sweep
+    overrides): a sweep with a job that does not compose fails here, before anything is
+    written."""
     loader = GlobalHydra.instance().config_loader()
     params = config.hydra.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
     arguments += list(config.hydra.overrides.task)
     overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
-    jobs = [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+    choices = [
+        [f"{override.get_key_element()}={value}" for value in override.sweep_string_iterator()]
+        if override.is_sweep_override()
+        else [override.input_line]
+        for override in overrides
+    ]
     return [loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
-            for job in jobs]
+            for job in itertools.product(*choices)]
 
 
 class LabCallback(Callback):
