@@ -2,6 +2,7 @@
 
     mapping.py          (method, engine) -> builder; valid losses; why a pair is skipped
     spec.py             what a builder reads (Spec) and returns (Built: estimator, approximation)
+    library_forests.py  what the rf modes of XGBoost and LightGBM share
     inhouse.py          ensembles' estimators
     sklearn_models.py   scikit-learn: forests, bagging, AdaBoost, GradientBoosting, HistGB
     xgboost_models.py   XGBoost: XGBRF*, XGB* (hist)

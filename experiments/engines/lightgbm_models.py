@@ -6,16 +6,12 @@ import numpy as np
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import GrowPolicy, Task
 from experiments.engines.early_stopping import with_early_stopping
-from experiments.engines.spec import (
+from experiments.engines.library_forests import (
     BOOTSTRAP_FRACTION,
-    Built,
-    SkippedJob,
-    Spec,
     bagging_approximation,
     check_library_forest,
-    check_neutral,
-    gbt_loss,
 )
+from experiments.engines.spec import Built, SkippedJob, Spec, check_neutral, gbt_loss
 
 LIGHTGBM_MAX_LEAVES = 131072
 # LightGBM's Poisson hessian is exp(F + poisson_max_delta_step), and the step must be > 0

@@ -17,30 +17,6 @@ SKLEARN_HIST_LOSSES = {
 }
 
 
-def sklearn_forest(spec: Spec) -> Built:
-    """RandomForest* or ExtraTrees* with the method config's parameters."""
-    import sklearn.ensemble
-
-    method = spec.method
-    params = {
-        "n_estimators": method.n_estimators,
-        "max_depth": method.max_depth,
-        "min_samples_split": method.min_samples_split,
-        "min_samples_leaf": method.min_samples_leaf,
-        "max_features": method.max_features,
-        "max_leaf_nodes": method.max_leaf_nodes,
-        "bootstrap": method.bootstrap,
-        "oob_score": method.oob_score,
-        "random_state": spec.seed,
-        "n_jobs": spec.n_jobs,
-    }
-    prefix = SCIKIT_FORESTS[method_key(method)]
-    if spec.regression:
-        return Built(getattr(sklearn.ensemble, f"{prefix}Regressor")(**params))
-    model = getattr(sklearn.ensemble, f"{prefix}Classifier")
-    return Built(model(criterion=method.criterion.value, **params))
-
-
 def _cart_params(spec: Spec) -> dict:
     """The CART parameters of bagging's trees (a criterion for classification only)."""
     method = spec.method
@@ -53,6 +29,25 @@ def _cart_params(spec: Spec) -> dict:
     if not spec.regression:
         params["criterion"] = method.criterion.value
     return params
+
+
+def sklearn_forest(spec: Spec) -> Built:
+    """RandomForest* or ExtraTrees*: the CART parameters and the forest's own."""
+    import sklearn.ensemble
+
+    method = spec.method
+    params = {
+        **_cart_params(spec),
+        "n_estimators": method.n_estimators,
+        "max_features": method.max_features,
+        "bootstrap": method.bootstrap,
+        "oob_score": method.oob_score,
+        "random_state": spec.seed,
+        "n_jobs": spec.n_jobs,
+    }
+    task = "Regressor" if spec.regression else "Classifier"
+    model = getattr(sklearn.ensemble, f"{SCIKIT_FORESTS[method_key(method)]}{task}")
+    return Built(model(**params))
 
 
 def sklearn_bagging(spec: Spec) -> Built:

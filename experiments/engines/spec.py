@@ -5,13 +5,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-import numpy as np
 from omegaconf import DictConfig
 from sklearn.base import BaseEstimator
 
-from experiments.configs import Criterion, Task
+from experiments.configs import Task
 
-BOOTSTRAP_FRACTION = 1.0 - np.exp(-1.0)  # expected share of distinct rows in a bootstrap, 0.632
 GBT_AUTO_LOSS = {Task.regression: "squared", Task.binary: "logistic", Task.multiclass: "softmax"}
 
 
@@ -66,21 +64,3 @@ def xgboost_named_params(method: DictConfig) -> dict:
     meaning (the contract's), as constructor arguments."""
     return {name: method[name].value if isinstance(method[name], Enum) else method[name]
             for name in XGBOOST_NAMED}  # fmt: skip
-
-
-def check_library_forest(spec: Spec, engine: str) -> None:
-    """Skip the random-forest parameters that XGBoost's and LightGBM's rf modes do not have."""
-    method = spec.method
-    if method.oob_score:
-        raise SkippedJob(f"{engine} has no out-of-bag score (oob_score=true)")
-    if method.min_samples_split != 2:
-        raise SkippedJob(f"{engine} has no min_samples_split (got {method.min_samples_split})")
-    if not spec.regression and method.criterion is not Criterion.gini:
-        raise SkippedJob(f"{engine} splits on gradient gain, not {method.criterion.value}")
-
-
-def bagging_approximation(spec: Spec, engine: str) -> str | None:
-    """The tag of a bootstrap forest in a library's rf mode, which subsamples rows instead."""
-    if not spec.method.bootstrap:
-        return None
-    return f"{engine} subsamples 63.2% of the rows without replacement, not a bootstrap"

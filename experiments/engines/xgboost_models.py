@@ -3,13 +3,15 @@
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import Task
 from experiments.engines.early_stopping import with_early_stopping
-from experiments.engines.spec import (
+from experiments.engines.library_forests import (
     BOOTSTRAP_FRACTION,
+    bagging_approximation,
+    check_library_forest,
+)
+from experiments.engines.spec import (
     Built,
     SkippedJob,
     Spec,
-    bagging_approximation,
-    check_library_forest,
     check_neutral,
     gbt_loss,
     xgboost_named_params,
