@@ -11,7 +11,9 @@ from hydra.errors import HydraException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from experiments.configs import group_options
+from experiments.configs import EvalKind, group_options
+from experiments.tuning.search import TUNE_METRICS
+from experiments.tuning.space import space_errors
 
 
 def unknown_keys(node: DictConfig, prefix: str = "") -> list[tuple[str, list[str]]]:
@@ -43,6 +45,35 @@ def exit_if_invalid(cfg: DictConfig) -> None:
     if missing:
         settings = " ".join(f"{key}=..." for key in missing)
         _exit(f"missing value for {', '.join(missing)}; set {settings}")
+    errors = tuning_errors(cfg)
+    if errors:
+        _exit(errors[0])
+
+
+def tuning_errors(cfg: DictConfig) -> list[str]:
+    """What is wrong with the search spaces (every method's) and, for a tuned job, with the
+    tune config: n_trials < 1, a timeout <= 0, an inner split that cannot be drawn, a metric the
+    task does not have, or an eval protocol tuning does not combine with."""
+    errors = [error for method, space in cfg.search_space.items()
+              for error in space_errors(method, space)]  # fmt: skip
+    tune = cfg.tune
+    if tune.name == "none":
+        return errors
+    if tune.n_trials < 1:
+        errors.append(f"tune.n_trials must be >= 1, got {tune.n_trials}")
+    if tune.timeout_seconds is not None and tune.timeout_seconds <= 0:
+        errors.append(f"tune.timeout_seconds must be > 0 or null, got {tune.timeout_seconds}")
+    if not 0 < tune.test_size < 1:
+        errors.append(f"tune.test_size must be a fraction in (0, 1), got {tune.test_size}")
+    if tune.n_splits < 2:
+        errors.append(f"tune.n_splits must be >= 2, got {tune.n_splits}")
+    metrics = TUNE_METRICS[cfg.dataset.task]
+    if tune.metric is not None and tune.metric not in metrics:
+        errors.append(f"unknown tune.metric '{tune.metric}' for a {cfg.dataset.task.value} task; "
+                      f"choose one of: {', '.join(metrics)}")
+    if cfg.eval.kind is EvalKind.bias_variance or cfg.eval.parity:
+        errors.append("tuning runs with eval.kind holdout or kfold, without eval.parity")
+    return errors
 
 
 def unknown_key_message(key: str, allowed: list[str]) -> str:

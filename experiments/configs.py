@@ -325,12 +325,68 @@ class MlflowConfig:
     experiment_name: str = "default"
 
 
+class InnerKind(Enum):
+    holdout = "holdout"
+    kfold = "kfold"
+
+
+@dataclass
+class TuneConfig:
+    """Hyper-parameter tuning inside each job (experiments/tuning/): `name` is the Optuna
+    sampler (none: no tuning, random, tpe); n_trials or timeout_seconds, whichever ends first;
+    the inner split of the outer training rows; the inner metric to minimize (None: the task's
+    primary one, error or rmse); the sampler's seed (None: the job's seed)."""
+
+    name: str = "none"
+    n_trials: int = 20
+    timeout_seconds: float | None = None
+    inner: InnerKind = InnerKind.holdout
+    test_size: float = 0.2  # inner holdout: a fraction of the outer training rows
+    n_splits: int = 3  # inner kfold
+    metric: str | None = None
+    seed: int | None = None
+
+
+class Distribution(Enum):
+    int = "int"
+    float = "float"
+    categorical = "categorical"
+
+
+@dataclass
+class ParamSpace:
+    """The values one method parameter takes in a search: an int or float range [low, high]
+    (log: sampled uniformly in log scale), or a list of choices."""
+
+    distribution: Distribution = MISSING
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    choices: list[Any] | None = None
+
+
+@dataclass
+class SearchSpaceConfig:
+    """One search space per method key (conf/search_space/<method>.yaml): parameter -> its
+    ParamSpace (checked by experiments.tuning.space; a dict here so that `+` can add one)."""
+
+    random_forest: dict[str, Any] = field(default_factory=dict)
+    extra_trees: dict[str, Any] = field(default_factory=dict)
+    bagging: dict[str, Any] = field(default_factory=dict)
+    adaboost: dict[str, Any] = field(default_factory=dict)
+    logitboost: dict[str, Any] = field(default_factory=dict)
+    l2boost: dict[str, Any] = field(default_factory=dict)
+    gbt: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Config:
     dataset: DatasetConfig = MISSING
     method: MethodConfig = MISSING
     loss: LossConfig = MISSING
     engine: EngineConfig = MISSING
+    tune: TuneConfig = MISSING
+    search_space: SearchSpaceConfig = field(default_factory=SearchSpaceConfig)
     seed: int = 0
     eval: EvalConfig = field(default_factory=EvalConfig)
     mlflow: MlflowConfig = field(default_factory=MlflowConfig)
@@ -365,6 +421,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "huber_schema": HuberLossConfig,
     },
     "engine": {"engine_schema": EngineConfig},
+    "tune": {"tune_schema": TuneConfig},
 }
 
 

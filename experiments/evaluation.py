@@ -18,22 +18,35 @@ from experiments.engines.members import curve_points, size_metrics
 def splits(
     cfg: DictConfig, task: Task, X: np.ndarray, y: np.ndarray, seed: int
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(train, test) index pairs: n_repeats holdouts of test_size (kind bias_variance uses the
-    first as its fixed test set), or n_repeats x n_splits folds; stratified on y for
-    classification."""
+    """(train, test) index pairs of the eval config: n_repeats holdouts of test_size (kind
+    bias_variance uses the first as its fixed test set), or n_repeats x n_splits folds."""
+    kfold = cfg.kind is EvalKind.kfold
+    return split_rows(task, X, y, kfold, cfg.test_size, cfg.n_splits, cfg.n_repeats, seed)
+
+
+def split_rows(
+    task: Task,
+    X: np.ndarray,
+    y: np.ndarray,
+    kfold: bool,
+    test_size: float | int,
+    n_splits: int,
+    n_repeats: int,
+    seed: int,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """n_repeats x n_splits (train, test) folds, or n_repeats holdouts of test_size (a fraction
+    or a number of rows); stratified on y for classification."""
     stratified = task is not Task.regression
-    if cfg.kind in (EvalKind.holdout, EvalKind.bias_variance):
-        splitter_class = (
-            model_selection.StratifiedShuffleSplit if stratified else model_selection.ShuffleSplit
-        )
-        splitter = splitter_class(
-            n_splits=cfg.n_repeats, test_size=cfg.test_size, random_state=seed
-        )
-    else:
+    if kfold:
         splitter_class = (
             model_selection.RepeatedStratifiedKFold if stratified else model_selection.RepeatedKFold
         )
-        splitter = splitter_class(n_splits=cfg.n_splits, n_repeats=cfg.n_repeats, random_state=seed)
+        splitter = splitter_class(n_splits=n_splits, n_repeats=n_repeats, random_state=seed)
+    else:
+        splitter_class = (
+            model_selection.StratifiedShuffleSplit if stratified else model_selection.ShuffleSplit
+        )
+        splitter = splitter_class(n_splits=n_repeats, test_size=test_size, random_state=seed)
     return splitter.split(X, y)
 
 
@@ -45,15 +58,22 @@ def evaluate(
     y: np.ndarray,
     folds: Iterable[tuple[np.ndarray, np.ndarray]],
     curve_every: int,
+    tuner=None,
 ) -> tuple[list[dict[str, float]], dict[int, float], dict[str, pd.DataFrame]]:
     """Fit and score the estimator on each (train, test) split and run every per-split
     analysis (experiments.analyses) on it; with an in-house twin, add the parity metrics of
-    each split. Return the scores of each split, the learning curve of the first and the
-    analyses' tables."""
+    each split. With a tuner (experiments.tuning.search.Tuner), the estimator of a split is
+    the best configuration found on its training rows, with the tune_* metrics. Return the
+    scores of each split, the learning curve of the first and the analyses' tables."""
     scores, curve, tables = [], {}, {}
     for index, (train, test) in enumerate(folds):
         split = FittedSplit(index, X[train], y[train], X[test], y[test])
+        tuning_scores = {}
+        if tuner is not None:
+            tuning = tuner.tune(split)
+            estimator, tuning_scores = tuning.estimator, tuning.scores
         model, split_scores = fit_and_score(estimator, task, X[train], y[train], X[test], y[test])
+        split_scores |= tuning_scores
         for analysis in SPLIT_ANALYSES:
             findings = analysis(model, split)
             split_scores |= findings.metrics

@@ -7,6 +7,7 @@ python -m experiments.run -m +sweep=default                # a sweep
 
 import logging
 import sys
+from functools import partial
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -23,6 +24,7 @@ from experiments.datasets import load_dataset
 from experiments.engines import SkippedJob, build, build_estimator
 from experiments.evaluation import evaluate, primary_metric, splits
 from experiments.memory import peak_rss_mb, reset_peak_rss
+from experiments.tuning.search import Tuner
 
 log = logging.getLogger(__name__)
 register_configs()
@@ -50,6 +52,9 @@ def run_job(cfg: DictConfig) -> str:
                 twin = build_estimator(cfg, X.shape, engine="inhouse")
             tracking.log_estimator(estimator, approximation)
             show_progress(estimator)
+            tuner = None
+            if cfg.tune.name != "none":
+                tuner = Tuner(cfg, X.shape, partial(tracking.log_trials, job_name(cfg)))
             folds = splits(cfg.eval, task, X, y, cfg.seed)
             # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too
             threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None  # -1: every core
@@ -61,12 +66,14 @@ def run_job(cfg: DictConfig) -> str:
                     curve, tables = {}, {}
                 else:
                     scores, curve, tables = evaluate(
-                        estimator, twin, task, X, y, folds, cfg.eval.curve_every
+                        estimator, twin, task, X, y, folds, cfg.eval.curve_every, tuner
                     )
                     decomposition = {}
             if curve:
                 tracking.log_curve(f"curve_{primary_metric(task)}", curve)
             tracking.log_tables(tables)
+            if tuner is not None:
+                tracking.log_best_params(tuner.best_params)
             if decomposition:
                 tracking.log_metrics(decomposition)
             means = tracking.log_scores(scores, peak_rss_mb())

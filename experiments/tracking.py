@@ -16,16 +16,18 @@ import mlflow
 import numpy as np
 import pandas as pd
 from mlflow import MlflowClient
-from mlflow.entities import Metric, RunStatus
+from mlflow.entities import Metric, Param, RunStatus
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
+from experiments.configs import method_key
 from experiments.paths import PROJECT_ROOT
 from experiments.store import sqlite_path, tracking_uri
 from experiments.store_retry import retry_when_busy
 
 SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
 ERROR_MAX_CHARS = 500
+BEST_PARAMS_ARTIFACT = "best_params.json"
 
 
 @retry_when_busy
@@ -44,10 +46,24 @@ def open_experiment(cfg: DictConfig) -> str:
     return mlflow.create_experiment(cfg.experiment_name, artifact_location=artifacts)
 
 
+TRACKING_KEYS = ("mlflow", "resume")
+
+
 def job_config(cfg: DictConfig) -> dict[str, Any]:
-    """The resolved job config without the tracking settings (`mlflow`, `resume`)."""
+    """The resolved job config without the tracking settings (`mlflow`, `resume`); a tuned job
+    keeps `tune` and its method's search space, an untuned one neither (so that its run_key is
+    the one it had before tuning existed)."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    return {key: value for key, value in container.items() if key not in ("mlflow", "resume")}
+    job = {
+        key: value
+        for key, value in container.items()
+        if key not in (*TRACKING_KEYS, "tune", "search_space")
+    }
+    if cfg.tune.name != "none":
+        job["tune"] = container["tune"]
+        job["search_space"] = {method_key(cfg.method): container["search_space"][
+            method_key(cfg.method)]}
+    return job
 
 
 def run_key(cfg: DictConfig) -> str:
@@ -137,7 +153,9 @@ def log_job(cfg: DictConfig, key: str) -> None:
     if SWEEP_ID_ENV in os.environ:
         tags["sweep_id"] = os.environ[SWEEP_ID_ENV]
     mlflow.set_tags({**tags, **library_versions()})
-    mlflow.log_params(flatten(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)))
+    tracking = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    params = {**job_config(cfg), **{key: tracking[key] for key in TRACKING_KEYS}}
+    mlflow.log_params(flatten(params))
     mlflow.log_text(OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 
 
@@ -210,3 +228,38 @@ def mark_failed(error: BaseException) -> str:
     """Status failed, error_line(error) as tag `error`, the traceback as traceback.txt."""
     retry_when_busy(mlflow.log_text)(traceback.format_exc(), "traceback.txt")
     return mark("failed", error=error_line(error))
+
+
+def log_trials(job_name: str, split_index: int, metric: str, trials: list) -> None:
+    """Each trial (tuning.search.TrialRecord) of an outer split as a child run of the active
+    job run (tag mlflow.parentRunId, status trial): its parameters, inner_<metric>,
+    test_<metric> of its models on the outer test rows, and trial_seconds."""
+    parent = mlflow.active_run().info
+    for trial in trials:
+        _log_trial(parent, f"{job_name} trial={trial.number} split={split_index}",
+                   split_index, metric, trial)
+
+
+@retry_when_busy
+def _log_trial(parent, name: str, split_index: int, metric: str, trial) -> None:
+    client = MlflowClient()
+    tags = {"mlflow.parentRunId": parent.run_id, "status": "trial",
+            "trial": str(trial.number), "outer_split": str(split_index)}
+    run = client.create_run(parent.experiment_id, tags=tags, run_name=name)
+    metrics = {f"inner_{metric}": trial.inner_score, f"test_{metric}": trial.outer_test_score,
+               "trial_seconds": trial.seconds}
+    now = int(time.time() * 1000)
+    client.log_batch(
+        run.info.run_id,
+        metrics=[Metric(key, value, now, 0) for key, value in metrics.items()],
+        params=[Param(key, str(value)) for key, value in trial.params.items()],
+    )
+    client.set_terminated(run.info.run_id)
+
+
+@retry_when_busy
+def log_best_params(best_params: list[dict]) -> None:
+    """The first outer split's chosen parameters as params best.<name>, every split's in the
+    artifact best_params.json."""
+    mlflow.log_params({f"best.{name}": value for name, value in best_params[0].items()})
+    mlflow.log_text(json.dumps(best_params, indent=1), BEST_PARAMS_ARTIFACT)

@@ -36,7 +36,7 @@ import pytest
         ),
         (
             ["+sede=3"],
-            "error: unknown key 'sede'; choose one of: dataset, method, loss, engine, seed,",
+            "error: unknown key 'sede'; choose one of: dataset, method, loss, engine, tune,",
         ),
         (
             ["dataset=csv"],

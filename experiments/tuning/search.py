@@ -1,0 +1,159 @@
+"""Nested tuning of one outer split (Grinsztajn et al. 2022; Probst et al. 2019): Optuna
+samples the method's parameters from its search space, each trial fits on the inner training
+rows, drawn from the outer training rows only, and is scored on the inner validation rows;
+evaluation then refits the best trial's configuration on all the outer training rows and scores
+it once on the outer test rows.
+
+Each trial's models also predict the outer test rows, for the best-so-far curves of the
+reports only: that score never reaches the sampler or the choice of the best trial.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import optuna
+from omegaconf import DictConfig
+from sklearn.base import BaseEstimator, clone
+
+from experiments.analyses import FittedSplit
+from experiments.configs import InnerKind, Task, method_key
+from experiments.engines import build
+from experiments.evaluation import primary_metric, split_rows, test_metrics
+from experiments.tuning.space import distributions, probe_values
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)  # a job logs its own summary line
+SAMPLERS = {"random": optuna.samplers.RandomSampler, "tpe": optuna.samplers.TPESampler}
+TUNE_METRICS = {
+    Task.binary: ("error", "logloss"),
+    Task.multiclass: ("error", "logloss"),
+    Task.regression: ("rmse", "mae"),
+}
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial: its number, parameters, inner validation score, the outer test score of its
+    models (reports only), its wall time and the part of it spent fitting and scoring."""
+
+    number: int
+    params: dict
+    inner_score: float
+    outer_test_score: float
+    seconds: float
+    fit_score_seconds: float
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The result of tuning one outer split: the unfitted estimator of the best trial, its
+    parameters, and the tune_* metrics of the split."""
+
+    estimator: BaseEstimator
+    best_params: dict
+    scores: dict[str, float]
+
+
+def tune_metric(tune: DictConfig, task: Task) -> str:
+    """The inner metric to minimize: tune.metric, else the task's primary one (error, rmse)."""
+    return tune.metric or primary_metric(task).removeprefix("test_")
+
+
+def with_params(cfg: DictConfig, params: dict) -> DictConfig:
+    """The job config with method parameters replaced by `params`."""
+    tuned = cfg.copy()
+    for name, value in params.items():
+        tuned.method[name] = value
+    return tuned
+
+
+def score(model: BaseEstimator, task: Task, metric: str, X: np.ndarray, y: np.ndarray) -> float:
+    """test_<metric> of the fitted model on (X, y)."""
+    return test_metrics(model, task, X, y)[f"test_{metric}"]
+
+
+def fit_inner(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray) -> BaseEstimator:
+    """A clone of the estimator fitted on inner training rows."""
+    return clone(estimator).fit(X, y)
+
+
+def outer_test_score(model: BaseEstimator, task: Task, metric: str, split: FittedSplit) -> float:
+    """A trial model's score on the outer test rows: for the best-so-far curves of the reports,
+    never for choosing a trial."""
+    return score(model, task, metric, split.X_test, split.y_test)
+
+
+class Tuner:
+    """Tunes the job's method on each outer split it is given. Building it checks that the
+    job's engine maps every parameter of the space (SkippedJob otherwise, before any trial).
+    `log_trials(split_index, metric, trials)` receives each split's trials; `best_params` holds the
+    chosen parameters of every split tuned so far."""
+
+    def __init__(
+        self,
+        cfg: DictConfig,
+        shape: tuple[int, int],
+        log_trials: Callable[[int, str, list[TrialRecord]], None],
+    ):
+        self.cfg = cfg
+        self.task = cfg.dataset.task
+        self.space = cfg.search_space[method_key(cfg.method)]
+        self.distributions = distributions(self.space)
+        self.metric = tune_metric(cfg.tune, self.task)
+        self.seed = cfg.seed if cfg.tune.seed is None else cfg.tune.seed
+        self.log_trials = log_trials
+        self.best_params: list[dict] = []
+        build(with_params(cfg, probe_values(self.space, cfg.method)), shape)
+
+    def tune(self, split: FittedSplit) -> Tuning:
+        """Run the trials on the split's training rows; return the best trial's estimator."""
+        start = time.perf_counter()
+        tune = self.cfg.tune
+        inner = list(split_rows(self.task, split.X_train, split.y_train,
+                                tune.inner is InnerKind.kfold, tune.test_size, tune.n_splits, 1,
+                                self.seed))  # fmt: skip
+        sampler = SAMPLERS[tune.name](seed=self.seed)
+        study = optuna.create_study(direction="minimize", sampler=sampler)
+        trials = []
+        while len(trials) < tune.n_trials and not (
+            tune.timeout_seconds is not None
+            and time.perf_counter() - start >= tune.timeout_seconds
+        ):
+            trial = study.ask(self.distributions)
+            record = self._run_trial(trial.number, trial.params, split, inner)
+            study.tell(trial, record.inner_score)
+            trials.append(record)
+        self.log_trials(split.index, self.metric, trials)
+        best = min(trials, key=lambda record: (record.inner_score, record.number))
+        self.best_params.append(best.params)
+        estimator = build(with_params(self.cfg, best.params), split.X_train.shape).estimator
+        seconds = time.perf_counter() - start
+        fit_score_seconds = sum(record.fit_score_seconds for record in trials)
+        scores = {
+            "tune_trials": float(len(trials)),
+            "tune_seconds": seconds,
+            f"tune_best_inner_{self.metric}": best.inner_score,
+            "tune_overhead_fraction": 1.0 - fit_score_seconds / seconds,
+        }
+        return Tuning(estimator, best.params, scores)
+
+    def _run_trial(
+        self, number: int, params: dict, split: FittedSplit, inner: list[tuple]
+    ) -> TrialRecord:
+        """Fit the trial's configuration on each inner training part; its inner score is the
+        mean over the inner validation parts, its outer test score the mean of its models."""
+        start = time.perf_counter()
+        estimator = build(with_params(self.cfg, params), split.X_train.shape).estimator
+        working = 0.0
+        inner_scores, test_scores = [], []
+        for fit_rows, val_rows in inner:
+            begin = time.perf_counter()
+            model = fit_inner(estimator, split.X_train[fit_rows], split.y_train[fit_rows])
+            inner_scores.append(score(model, self.task, self.metric,
+                                      split.X_train[val_rows], split.y_train[val_rows]))
+            test_scores.append(outer_test_score(model, self.task, self.metric, split))
+            working += time.perf_counter() - begin
+        return TrialRecord(number, dict(params), float(np.mean(inner_scores)),
+                           float(np.mean(test_scores)), time.perf_counter() - start,
+                           working)  # fmt: skip
