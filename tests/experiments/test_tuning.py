@@ -1,0 +1,148 @@
+"""Tuning inside a job: the nested protocol never lets an outer test row into a trial's fit or
+inner score, a seed fixes the search, the tuner finds a setting built to be best, and a tuned
+job beats a badly configured untuned one; every trial is a child run of its job."""
+
+import json
+
+import numpy as np
+import pytest
+from mlflow import MlflowClient
+from sklearn.datasets import load_breast_cancer
+
+from experiments import run
+from experiments.analyses import FittedSplit
+from experiments.run import run_job
+from experiments.tracking import BEST_PARAMS_ARTIFACT, run_key
+from experiments.tuning import search
+from experiments.tuning.search import Tuner
+
+SMALL_GBT = ["method=gbt", "method.n_estimators=20", "dataset=breast_cancer"]
+
+
+def additive_regression(n_rows: int = 1500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """y = a sum of one-feature functions + N(0, 0.3^2): boosted stumps (depth 1) fit it
+    without the spurious interactions of deeper trees."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-1, 1, (n_rows, 8))
+    y = (np.sin(3 * X[:, 0]) + 2 * X[:, 1] ** 2 + np.abs(X[:, 2]) + X[:, 3]
+         + np.sin(2 * X[:, 4]) + rng.normal(0, 0.3, n_rows))  # fmt: skip
+    return X, y
+
+
+def depth_only_space() -> list[str]:
+    """Overrides that leave max_depth (1, 4 or 8) the only searched GBT parameter."""
+    others = ["learning_rate", "n_estimators", "min_child_weight", "reg_lambda",
+              "colsample_bynode"]  # fmt: skip
+    return [*(f"~search_space.gbt.{name}" for name in others),
+            "search_space.gbt.max_depth={distribution:categorical,choices:[1,4,8]}"]
+
+
+def test_no_outer_test_row_reaches_a_trials_fit_or_inner_score(compose_job, monkeypatch):
+    X, y = load_breast_cancer(return_X_y=True)
+    X = np.column_stack([X, np.arange(len(X))])  # the last column names the row
+    monkeypatch.setattr(run, "load_dataset", lambda cfg: (X, y))
+    seen = {"test": None, "fit": [], "inner": [], "outer": []}
+    original_tune, original_fit, original_score = Tuner.tune, search.fit_inner, search.score
+
+    def tune(self, split):
+        seen["test"] = set(split.X_test[:, -1])
+        seen["train"] = set(split.X_train[:, -1])
+        return original_tune(self, split)
+
+    def fit_inner(estimator, X_fit, y_fit):
+        seen["fit"].append((set(X_fit[:, -1]), seen["test"], seen["train"]))
+        return original_fit(estimator, X_fit, y_fit)
+
+    def score(model, task, metric, X_scored, y_scored):
+        rows = set(X_scored[:, -1])
+        role = "outer" if rows == seen["test"] else "inner"
+        seen[role].append((rows, seen["test"], seen["train"]))
+        return original_score(model, task, metric, X_scored, y_scored)
+
+    monkeypatch.setattr(Tuner, "tune", tune)
+    monkeypatch.setattr(search, "fit_inner", fit_inner)
+    monkeypatch.setattr(search, "score", score)
+    cfg = compose_job(*SMALL_GBT, "tune=random", "tune.n_trials=3", "tune.inner=kfold",
+                      "eval.kind=kfold", "eval.n_splits=3")  # fmt: skip
+    assert run_job(cfg) == "ok"
+    assert len(seen["fit"]) == 3 * 3 * 3  # outer splits x trials x inner folds
+    assert len(seen["inner"]) == len(seen["fit"])
+    for rows, test, train in seen["fit"] + seen["inner"]:
+        assert not rows & test
+        assert rows < train
+    assert len(seen["outer"]) == len(seen["fit"])  # the best-so-far curves' scores only
+
+
+def tune_once(compose_job, X, y, *overrides, seed=0):
+    cfg = compose_job("dataset=synthetic_regression", "method=gbt", *overrides,
+                      f"tune.seed={seed}")  # fmt: skip
+    trials = []
+    tuner = Tuner(cfg, X.shape, lambda split_index, metric, records: trials.extend(records))
+    result = tuner.tune(FittedSplit(0, X[:1000], y[:1000], X[1000:], y[1000:]))
+    return result, trials
+
+
+def test_the_same_seed_gives_the_same_search_and_the_engines_the_same_trials(compose_job):
+    X, y = additive_regression(1200)
+    tune = ["tune=tpe", "tune.n_trials=8", "method.n_estimators=30"]
+    first, first_trials = tune_once(compose_job, X, y, *tune)
+    again, again_trials = tune_once(compose_job, X, y, *tune)
+    assert first.best_params == again.best_params
+    assert [t.params for t in first_trials] == [t.params for t in again_trials]
+    assert [t.inner_score for t in first_trials] == [t.inner_score for t in again_trials]
+    other, _ = tune_once(compose_job, X, y, *tune, seed=1)
+    assert other.best_params != first.best_params
+    # a fair comparison: every engine is offered the same configurations (random sampler)
+    _, inhouse = tune_once(compose_job, X, y, *tune[1:], "tune=random")
+    _, xgboost = tune_once(compose_job, X, y, *tune[1:], "tune=random", "engine=xgboost")
+    assert [t.params for t in inhouse] == [t.params for t in xgboost]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_tuner_finds_stumps_on_an_additive_target(compose_job, seed):
+    X, y = additive_regression()
+    result, trials = tune_once(compose_job, X, y, "tune=tpe", "tune.n_trials=12",
+                               "method.n_estimators=300", "method.learning_rate=0.3",
+                               *depth_only_space(), seed=seed)  # fmt: skip
+    assert result.best_params == {"max_depth": 1}
+    by_depth = {t.params["max_depth"]: t.inner_score for t in trials}
+    assert by_depth[1] < by_depth[4] < by_depth[8]
+
+
+def test_a_tuned_job_beats_a_badly_configured_untuned_one(compose_job, runs_of):
+    bad = [*SMALL_GBT, "method.n_estimators=5", "method.learning_rate=0.001",
+           "method.max_depth=1"]  # fmt: skip
+    untuned = compose_job(*bad)
+    tuned = compose_job(*bad, "tune=random", "tune.n_trials=10")
+    assert run_key(untuned) != run_key(tuned)
+    assert run_job(untuned) == "ok" and run_job(tuned) == "ok"
+    runs = runs_of(tuned)
+    [default_run] = [r for r in runs if r.data.tags.get("run_key") == run_key(untuned)]
+    [tuned_run] = [r for r in runs if r.data.tags.get("run_key") == run_key(tuned)]
+    assert tuned_run.data.metrics["test_error"] < default_run.data.metrics["test_error"] - 0.1
+    assert tuned_run.data.metrics["tune_trials"] == 10
+    best = {k: v for k, v in tuned_run.data.params.items() if k.startswith("best.")}
+    assert set(best) == {f"best.{name}" for name in ("max_depth", "learning_rate", "n_estimators",
+                                                     "min_child_weight", "reg_lambda",
+                                                     "colsample_bynode")}
+    trials = [r for r in runs if r.data.tags.get("status") == "trial"]
+    assert len(trials) == 10
+    assert {r.data.tags["mlflow.parentRunId"] for r in trials} == {tuned_run.info.run_id}
+    assert all("inner_error" in r.data.metrics and "test_error" in r.data.metrics for r in trials)
+    inner_best = min(r.data.metrics["inner_error"] for r in trials)
+    assert tuned_run.data.metrics["tune_best_inner_error"] == pytest.approx(inner_best)
+    client = MlflowClient(tuned.mlflow.tracking_uri)
+    path = client.download_artifacts(tuned_run.info.run_id, BEST_PARAMS_ARTIFACT)
+    with open(path) as file:
+        [chosen] = json.load(file)
+    assert {f"best.{k}": str(v) for k, v in chosen.items()} == best
+    assert run_job(tuned) == "resumed"
+
+
+def test_an_engine_that_cannot_map_a_searched_parameter_skips_the_job(compose_job, runs_of):
+    cfg = compose_job(*SMALL_GBT, "engine=sklearn", "tune=random", "tune.n_trials=2",
+                      "+search_space.gbt.gamma={distribution:float,low:1.0e-8,high:7.0,"
+                      "log:true,choices:null}")  # fmt: skip
+    assert run_job(cfg) == "skipped"
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["skip_reason"].startswith("sklearn has no gamma")
