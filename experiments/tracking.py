@@ -147,6 +147,7 @@ def log_job(cfg: DictConfig, key: str) -> None:
         "engine": cfg.engine.name,
         "seed": cfg.seed,
         "task": cfg.dataset.task.value,
+        "tune": cfg.tune.name,
         "git_commit": git_commit(),
         "run_key": key,
     }

@@ -23,11 +23,18 @@ from reports.runs import (
     load_margins,
     load_runs,
     load_split_values,
+    load_trials,
     log_report_run,
     open_experiment,
 )
 from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
 from reports.tables import PRIMARY_METRICS, MetricTable, ok_runs, parity, summarize, timing
+from reports.tuning import (
+    best_so_far_curves,
+    best_so_far_figure,
+    default_vs_tuned,
+    format_default_vs_tuned,
+)
 
 
 def parse_baseline(baseline: str | None, tables: list[MetricTable]) -> tuple[str, str] | None:
@@ -86,6 +93,10 @@ def build_report(
     if not parity_table.empty:
         text_tables.append(format_parity_table(parity_table))
     text_tables += bias_variance_tables(ok) + diversity_tables(ok)
+    for table in tables:
+        comparison = default_vs_tuned(table)
+        if not comparison.empty:
+            text_tables.append(format_default_vs_tuned(comparison, table.metric))
 
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {
@@ -111,6 +122,11 @@ def build_report(
         boosted = ok[(ok["dataset"] == dataset) & (ok["method"] == BOOSTED)]
         figure = esl_figure(load_curves(client, boosted, ESL_CURVE), ok, dataset)
         figure_paths += save_figure(figure, figures_dir / f"esl_fig10_2_{dataset}")
+    trials = load_trials(client, experiment_id, ok)
+    for metric, on_metric in trials.groupby("metric"):
+        curves = best_so_far_curves(on_metric)
+        figure = best_so_far_figure(curves, metric)
+        figure_paths += save_figure(figure, figures_dir / f"best_so_far_{metric}")
     margins = load_margins(client, ok)
     for method in boosted_methods(margins):
         figure = margin_figure(margins, method)

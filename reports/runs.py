@@ -24,6 +24,8 @@ RUN_TAGS = (
 )
 CELL_KEYS = ["dataset", "method", "engine"]
 REPORT_STATUS = "report"
+TRIAL_STATUS = "trial"
+UNTUNED = "none"
 
 
 class ReportError(Exception):
@@ -61,12 +63,13 @@ def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
 
 
 def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
-    """One row per job run (all statuses but the report's own runs, tag status=report): run_id,
-    start_time, its tags (MLflow's own `mlflow.*` tags left out) and its summary metrics (the
-    per-split `split_*` histories left out)."""
+    """One row per job run (all statuses but the report's own runs, tag status=report, and
+    tuning trials, status=trial): run_id, start_time, its tags (MLflow's own `mlflow.*` tags
+    left out) and its summary metrics (the per-split `split_*` histories left out). A tuned
+    job's method reads `method+sampler` (gbt+tpe), so that it has a column of its own."""
     rows, tag_keys, metric_keys = [], set(), set()
     for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
-        if run.data.tags.get("status") == REPORT_STATUS:
+        if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS):
             continue
         tags = {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.")}
         metrics = {k: v for k, v in run.data.metrics.items() if not k.startswith("split_")}
@@ -77,6 +80,9 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     extra_tags = sorted(tag_keys - set(RUN_TAGS))
     columns = ["run_id", "start_time", *RUN_TAGS, *extra_tags, *sorted(metric_keys)]
     runs = pd.DataFrame(rows).reindex(columns=columns)
+    if "tune" in runs.columns:
+        tuned = runs["tune"].notna() & (runs["tune"] != UNTUNED)
+        runs.loc[tuned, "method"] = runs["method"] + "+" + runs["tune"]
     return runs.sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
 
 
@@ -133,3 +139,27 @@ def log_report_run(client: MlflowClient, experiment_id: str, paths: list[Path]) 
         client.log_artifact(run.info.run_id, str(path), artifact_path="figures")
     client.set_terminated(run.info.run_id)
     return run.info.run_id
+
+
+def load_trials(client: MlflowClient, experiment_id: str, runs: pd.DataFrame) -> pd.DataFrame:
+    """Long table of the tuning trials of `runs` (their child runs, status=trial): dataset,
+    method, engine, seed, run_id (the job's), outer_split, trial, metric (test_<tune metric>),
+    inner and test (the trial's inner validation score and its models' outer test score)."""
+    jobs = runs.set_index("run_id")
+    rows = []
+    trials = _all_pages(client.search_runs, experiment_ids=[experiment_id],
+                        filter_string=f"tags.status = '{TRIAL_STATUS}'")  # fmt: skip
+    for trial in trials:
+        parent = trial.data.tags.get("mlflow.parentRunId")
+        if parent not in jobs.index:
+            continue
+        metrics = trial.data.metrics
+        inner = next(name for name in metrics if name.startswith("inner_"))
+        job = jobs.loc[parent]
+        rows.append({**{key: job[key] for key in [*CELL_KEYS, "seed"]}, "run_id": parent,
+                     "outer_split": int(trial.data.tags["outer_split"]),
+                     "trial": int(trial.data.tags["trial"]),
+                     "metric": f"test_{inner.removeprefix('inner_')}", "inner": metrics[inner],
+                     "test": metrics[inner.replace("inner_", "test_", 1)]})  # fmt: skip
+    columns = [*CELL_KEYS, "seed", "run_id", "outer_split", "trial", "metric", "inner", "test"]
+    return pd.DataFrame(rows, columns=columns)

@@ -5,6 +5,7 @@ job beats a badly configured untuned one; every trial is a child run of its job.
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from mlflow import MlflowClient
 from sklearn.datasets import load_breast_cancer
@@ -146,3 +147,22 @@ def test_an_engine_that_cannot_map_a_searched_parameter_skips_the_job(compose_jo
     assert run_job(cfg) == "skipped"
     [logged] = runs_of(cfg)
     assert logged.data.tags["skip_reason"].startswith("sklearn has no gamma")
+
+
+def test_a_tuned_sweep_reports_default_vs_tuned_and_best_so_far(cli, cli_runs, tmp_path):
+    from reports.build import build_report
+
+    result = cli("-m", "dataset=breast_cancer", "method=gbt", "method.n_estimators=20",
+                 "engine=inhouse,xgboost", "tune=none,random", "tune.n_trials=4", "seed=0,1",
+                 "mlflow.experiment_name=tuned_small")
+    assert result.returncode == 0, result.stderr
+    runs = cli_runs("tuned_small")
+    assert len([r for r in runs if r.data.tags["status"] == "trial"]) == 2 * 2 * 4
+    paths = build_report(f"sqlite:///{tmp_path / 'mlflow.db'}", "tuned_small", tmp_path / "out")
+    tables = (tmp_path / "out" / "tables.md").read_text()
+    assert "## test_error: default vs tuned" in tables
+    assert "breast_cancer: gbt / xgboost (random)" in tables
+    assert "gbt+random / inhouse" in tables  # the tuned column of the metric table
+    assert tmp_path / "out" / "figures" / "best_so_far_test_error.png" in paths
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert "trial" not in set(results["status"])

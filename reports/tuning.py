@@ -1,0 +1,151 @@
+"""Tuned against default: per dataset and (method, engine), the gain of tuning and its
+significance, and best-so-far curves over the trials (Grinsztajn et al. 2022, section 4: the
+outer test score of the best configuration so far by inner score, averaged over random orders
+of the trials)."""
+
+import itertools
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from reports.render import TextTable, pair_label
+from reports.stats import ALPHA, holm, paired_values, wilcoxon_p
+from reports.styles import engine_style
+from reports.tables import PAIR_KEYS, MetricTable
+
+TUNED_SEPARATOR = "+"  # a tuned job's method label: gbt+tpe (reports.runs.load_runs)
+N_ORDERS = 100  # random orders of the trials that a best-so-far curve averages
+
+
+def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
+    """One row per (dataset, method, sampler, engine) with both a default and a tuned column:
+    their means, gain = default - tuned (> 0: tuning helped, every metric is lower-is-better),
+    and the two-sided Wilcoxon signed-rank p-value on values paired by seed and split,
+    Holm-adjusted over the comparisons of the dataset."""
+    rows = []
+    for dataset, means in table.mean.iterrows():
+        compared = []
+        for method, engine in means.index:
+            base, _, sampler = method.partition(TUNED_SEPARATOR)
+            if not sampler or (base, engine) not in means.index:
+                continue
+            default, tuned = means[(base, engine)], means[(method, engine)]
+            if np.isnan(default) or np.isnan(tuned):
+                continue
+            p = wilcoxon_p(*paired_values(table.values, dataset, (base, engine), (method, engine)))
+            compared.append({"dataset": dataset, "method": base, "sampler": sampler,
+                             "engine": engine, "default": default, "tuned": tuned,
+                             "gain": default - tuned, "p": p})  # fmt: skip
+        for row, adjusted in zip(compared, holm([r["p"] for r in compared]), strict=True):
+            rows.append({**row, "p_holm": adjusted})
+    columns = ["dataset", "method", "sampler", "engine", "default", "tuned", "gain", "p_holm"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
+    """The comparison as a table: a significant gain (tuned better at alpha) in bold."""
+    caption = (
+        f"{metric}: mean over seeds and outer splits of the default configuration and of the "
+        "configuration tuned on the outer training rows (nested: inner split, best trial "
+        "refitted); gain = default - tuned (> 0: tuning helped); p: two-sided Wilcoxon "
+        "signed-rank on values paired by seed and split, Holm-corrected within the dataset; "
+        f"bold: tuned significantly better at alpha {ALPHA}."
+    )
+    index = [f"{row.dataset}: {row.method} / {row.engine} ({row.sampler})"
+             for row in comparison.itertuples()]  # fmt: skip
+    cells = pd.DataFrame(
+        {
+            "default": [f"{v:.4g}" for v in comparison["default"]],
+            "tuned": [f"{v:.4g}" for v in comparison["tuned"]],
+            "gain": [f"{v:+.4g}" for v in comparison["gain"]],
+            "p (Holm)": [f"{v:.3g}" for v in comparison["p_holm"]],
+        },
+        index=pd.Index(index, name="dataset: method / engine (sampler)"),
+    )
+    significant = ((comparison["p_holm"] < ALPHA) & (comparison["gain"] > 0)).to_numpy()
+    bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
+    bold["gain"] = significant
+    return TextTable(f"{metric}: default vs tuned", caption, cells, bold)
+
+
+def best_so_far(test: np.ndarray, inner: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """Mean over `orders` (rows: permutations of the trials) of the outer test score of the
+    trial with the lowest inner score among the first k, for k = 1..n (ties: the earlier)."""
+    inner_ordered = inner[orders]
+    rows = np.arange(len(orders))
+    best_position = np.zeros(orders.shape, dtype=int)
+    for k in range(1, orders.shape[1]):
+        previous = best_position[:, k - 1]
+        improved = inner_ordered[:, k] < inner_ordered[rows, previous]
+        best_position[:, k] = np.where(improved, k, previous)
+    chosen = np.take_along_axis(orders, best_position, axis=1)
+    return test[chosen].mean(axis=0)
+
+
+def trial_orders(n: int, rng: np.random.RandomState) -> np.ndarray:
+    """Every order of n trials when there are at most N_ORDERS (the exact mean), else N_ORDERS
+    random ones."""
+    if math.factorial(n) <= N_ORDERS:
+        return np.array(list(itertools.permutations(range(n))))
+    return np.array([rng.permutation(n) for _ in range(N_ORDERS)])
+
+
+def best_so_far_curves(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """Per (dataset, method, engine): the best-so-far curve of each tuned outer split (the same
+    trial_orders for every split of n trials), averaged over seeds and splits; with
+    `normalized`, the curve rescaled per dataset to [0, 1] between the lowest and the highest
+    point of that dataset's curves (0: the best), as Grinsztajn et al. compare datasets."""
+    rng = np.random.RandomState(seed)
+    orders_by_n: dict[int, np.ndarray] = {}
+    rows = []
+    for key, group in trials.groupby(["dataset", *PAIR_KEYS, "run_id", "outer_split"]):
+        group = group.sort_values("trial")
+        n = len(group)
+        if n not in orders_by_n:
+            orders_by_n[n] = trial_orders(n, rng)
+        curve = best_so_far(group["test"].to_numpy(), group["inner"].to_numpy(), orders_by_n[n])
+        rows += [{"dataset": key[0], "method": key[1], "engine": key[2], "trials": k + 1,
+                  "value": value} for k, value in enumerate(curve)]  # fmt: skip
+    columns = ["dataset", "method", "engine", "trials", "value"]
+    curves = pd.DataFrame(rows, columns=columns)
+    curves = curves.groupby(columns[:-1], as_index=False)["value"].mean()
+    low = curves.groupby("dataset")["value"].transform("min")
+    high = curves.groupby("dataset")["value"].transform("max")
+    curves["normalized"] = ((curves["value"] - low) / (high - low)).where(high > low, 0.0)
+    return curves
+
+
+def best_so_far_figure(curves: pd.DataFrame, metric: str) -> Figure:
+    """One panel per dataset (the metric) and a last panel averaging the normalized curves
+    over datasets; one line per (method, engine)."""
+    datasets = sorted(curves["dataset"].unique())
+    panels = len(datasets) + 1
+    n_cols = min(3, panels)
+    n_rows = -(-panels // n_cols)
+    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows),
+                                squeeze=False, layout="constrained")  # fmt: skip
+    pairs = sorted(curves.groupby(PAIR_KEYS).groups)
+    methods = sorted({method for method, _ in pairs})
+    colors = {method: plt.cm.tab10(i % 10) for i, method in enumerate(methods)}
+    normalized = curves.groupby([*PAIR_KEYS, "trials"], as_index=False)["normalized"].mean()
+    sources = [(dataset, curves[curves["dataset"] == dataset], "value", metric)
+               for dataset in datasets]  # fmt: skip
+    sources.append(("normalized, mean over datasets", normalized, "normalized",
+                    f"normalized {metric} (0: best)"))  # fmt: skip
+    for ax, (title, frame, column, label) in zip(axes.flat, sources, strict=False):
+        for (method, engine), line in frame.groupby(PAIR_KEYS):
+            ax.plot(line["trials"], line[column], engine_style(engine), color=colors[method],
+                    label=pair_label((method, engine)))  # fmt: skip
+        ax.set_title(title)
+        ax.set_xlabel("trials")
+        ax.set_ylabel(label)
+    for ax in axes.flat[panels:]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
+                  title="method / engine: test score of the best configuration so far by "
+                        f"inner score, mean of {N_ORDERS} random trial orders")  # fmt: skip
+    return figure
