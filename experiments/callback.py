@@ -4,10 +4,9 @@ once; after a sweep or a single job, exit non-zero when a job failed."""
 import itertools
 import os
 import sys
-import uuid
+import time
 from typing import Any
 
-import mlflow
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn
@@ -16,8 +15,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
 from experiments.config_errors import exit_if_invalid
-from experiments.store_retry import retry_when_busy
-from experiments.tracking import SWEEP_ID_ENV, open_experiment
+from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
+from experiments.tracking import SWEEP_RUN_ENV, open_experiment
 
 
 def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
@@ -40,8 +39,9 @@ def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
 
 
 class LabCallback(Callback):
-    """Create the store and the experiment once in the parent before any job (workers racing on
-    a new sqlite store lose runs); exit non-zero if any job failed."""
+    """Create the store, the experiment and the sweep's run once in the parent before any job
+    (workers racing on a new sqlite store lose runs); after the sweep, print its summary line
+    and exit non-zero if any job failed."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         try:
@@ -51,18 +51,18 @@ class LabCallback(Callback):
         for job in jobs:
             exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
         self.n_jobs = len(jobs)
-        self.sweep_id = uuid.uuid4().hex
-        os.environ[SWEEP_ID_ENV] = self.sweep_id
+        self.start = time.monotonic()
         self.experiment_id = open_experiment(config.mlflow)
+        self.sweep_run_id = open_sweep_run(self.experiment_id, config, self.n_jobs)
+        os.environ[SWEEP_RUN_ENV] = self.sweep_run_id  # the jobs' parent, in every launcher
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        failed = retry_when_busy(mlflow.search_runs)(
-            experiment_ids=[self.experiment_id],
-            filter_string=f"tags.sweep_id = '{self.sweep_id}' and tags.status = 'failed'",
-            output_format="list",
-        )
-        if failed:
-            sys.exit(f"error: {len(failed)} of {self.n_jobs} jobs failed")
+        seconds = time.monotonic() - self.start
+        counts = job_counts(self.experiment_id, self.sweep_run_id, self.n_jobs)
+        close_sweep_run(self.sweep_run_id, counts, seconds)
+        print(summary_line(counts, self.n_jobs, seconds), file=sys.stderr)
+        if counts["failed"]:
+            sys.exit(f"error: {counts['failed']} of {self.n_jobs} jobs failed")
 
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
         self.job_status = job_return.return_value if job_return.status.name == "COMPLETED" else None

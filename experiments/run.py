@@ -6,6 +6,7 @@ python -m experiments.run -m +sweep=default                # a sweep
 """
 
 import logging
+import os
 import sys
 from functools import partial
 
@@ -23,6 +24,7 @@ from experiments.configs import EvalKind, register_configs
 from experiments.datasets import load_dataset
 from experiments.engines import SkippedJob, build, build_estimator
 from experiments.evaluation import evaluate, primary_metric, splits
+from experiments.liveness import fail_orphans
 from experiments.memory import peak_rss_mb, reset_peak_rss
 from experiments.tuning.search import Tuner
 
@@ -36,16 +38,18 @@ def run_job(cfg: DictConfig) -> str:
     the run has started, so a sweep goes on past a failed job."""
     experiment_id = tracking.open_experiment(cfg.mlflow)
     key = tracking.run_key(cfg)
+    fail_orphans(experiment_id, key, os.environ.get(tracking.SWEEP_RUN_ENV))
     done = tracking.done_status(experiment_id, key) if cfg.resume else None
     if done is not None:
         log.info("%s resumed: run_key %s already has a run of status %s", job_name(cfg), key, done)
         return "resumed"
-    with tracking.job_run(experiment_id):
+    with tracking.job_run(experiment_id, job_name(cfg), key):
         try:
             reset_peak_rss()
-            tracking.log_job(cfg, key)
+            tracking.log_job(cfg)
             task = cfg.dataset.task
             X, y = load_dataset(cfg.dataset)
+            tracking.log_dataset(cfg.dataset, X, y)
             estimator, approximation = build(cfg, X.shape)
             twin = None
             if cfg.eval.parity and cfg.engine.name != "inhouse":

@@ -16,16 +16,18 @@ import mlflow
 import numpy as np
 import pandas as pd
 from mlflow import MlflowClient
+from mlflow.data.code_dataset_source import CodeDatasetSource
 from mlflow.entities import Metric, Param, RunStatus
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
 from experiments.configs import method_key
+from experiments.liveness import heartbeat, identity_tags
 from experiments.paths import PROJECT_ROOT
 from experiments.store import sqlite_path, tracking_uri
 from experiments.store_retry import retry_when_busy
 
-SWEEP_ID_ENV = "EXPERIMENTS_SWEEP_ID"
+SWEEP_RUN_ENV = "EXPERIMENTS_SWEEP_RUN"  # the sweep's parent run id, set for its jobs
 ERROR_MAX_CHARS = 500
 BEST_PARAMS_ARTIFACT = "best_params.json"
 
@@ -89,16 +91,23 @@ def done_status(experiment_id: str, key: str) -> str | None:
 
 
 @contextmanager
-def job_run(experiment_id: str) -> Iterator[None]:
-    """mlflow.start_run/end_run, retried when the store is busy; a job interrupted by the
-    user (KeyboardInterrupt, SIGINT) is marked failed, so that resume runs it again."""
-    retry_when_busy(mlflow.start_run)(experiment_id=experiment_id)
-    try:
-        yield
-    except KeyboardInterrupt as interrupt:
-        mark_failed(interrupt)
-        retry_when_busy(mlflow.end_run)(RunStatus.to_string(RunStatus.KILLED))
-        raise
+def job_run(experiment_id: str, name: str, key: str) -> Iterator[None]:
+    """mlflow.start_run/end_run, retried when the store is busy, named `name`, tagged with its
+    run_key, host and pid (and, in a sweep, as a child of the sweep's run), with a heartbeat
+    while it runs; a job interrupted by the user (KeyboardInterrupt, SIGINT) is marked failed,
+    so that resume runs it again."""
+    tags = {"run_key": key, **identity_tags()}
+    sweep = os.environ.get(SWEEP_RUN_ENV)
+    if sweep:
+        tags |= {"mlflow.parentRunId": sweep, "sweep_id": sweep}
+    run = retry_when_busy(mlflow.start_run)(experiment_id=experiment_id, run_name=name, tags=tags)
+    with heartbeat(run.info.run_id):
+        try:
+            yield
+        except KeyboardInterrupt as interrupt:
+            mark_failed(interrupt)
+            retry_when_busy(mlflow.end_run)(RunStatus.to_string(RunStatus.KILLED))
+            raise
     retry_when_busy(mlflow.end_run)()
 
 
@@ -138,8 +147,9 @@ def library_versions() -> dict[str, str]:
 
 
 @retry_when_busy
-def log_job(cfg: DictConfig, key: str) -> None:
-    """Tags that identify the job, the flattened config as params, config.yaml as an artifact."""
+def log_job(cfg: DictConfig) -> None:
+    """Tags that identify the job, the job config (and the tracking settings) as flattened
+    params, config.yaml as an artifact."""
     tags = {
         "dataset": cfg.dataset.name,
         "method": cfg.method.name,
@@ -149,13 +159,10 @@ def log_job(cfg: DictConfig, key: str) -> None:
         "task": cfg.dataset.task.value,
         "tune": cfg.tune.name,
         "git_commit": git_commit(),
-        "run_key": key,
     }
-    if SWEEP_ID_ENV in os.environ:
-        tags["sweep_id"] = os.environ[SWEEP_ID_ENV]
     mlflow.set_tags({**tags, **library_versions()})
-    tracking = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    params = {**job_config(cfg), **{key: tracking[key] for key in TRACKING_KEYS}}
+    container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    params = {**job_config(cfg), **{name: container[name] for name in TRACKING_KEYS}}
     mlflow.log_params(flatten(params))
     mlflow.log_text(OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 
@@ -264,3 +271,13 @@ def log_best_params(best_params: list[dict]) -> None:
     artifact best_params.json."""
     mlflow.log_params({f"best.{name}": value for name, value in best_params[0].items()})
     mlflow.log_text(json.dumps(best_params, indent=1), BEST_PARAMS_ARTIFACT)
+
+
+@retry_when_busy
+def log_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> None:
+    """The job's data as an MLflow dataset input (name, digest of the arrays, source: the lab's
+    loader and the dataset's settings, a file's path among them), for the UI's dataset column."""
+    settings = OmegaConf.to_container(cfg, enum_to_str=True)
+    source = CodeDatasetSource({"loader": f"experiments.datasets:{cfg.name}", **settings})
+    dataset = mlflow.data.from_numpy(X, targets=y, name=cfg.name, source=source)
+    mlflow.log_input(dataset, context="job")

@@ -28,7 +28,15 @@ from reports.runs import (
     open_experiment,
 )
 from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
-from reports.tables import PRIMARY_METRICS, MetricTable, ok_runs, parity, summarize, timing
+from reports.tables import (
+    PRIMARY_METRICS,
+    MetricTable,
+    left_out_line,
+    ok_runs,
+    parity,
+    summarize,
+    timing,
+)
 from reports.tuning import (
     best_so_far_curves,
     best_so_far_figure,
@@ -61,6 +69,7 @@ def build_report(
     client, experiment_id = open_experiment(tracking_uri, experiment)
     runs = load_runs(client, experiment_id)
     ok = ok_runs(runs)
+    print(left_out_line(runs, ok))
     tables: list[MetricTable] = []
     for metric in PRIMARY_METRICS:
         if metric in ok.columns and ok[metric].notna().any():

@@ -25,6 +25,7 @@ RUN_TAGS = (
 CELL_KEYS = ["dataset", "method", "engine"]
 REPORT_STATUS = "report"
 TRIAL_STATUS = "trial"
+SWEEP_STATUS = "sweep"
 UNTUNED = "none"
 
 
@@ -63,13 +64,14 @@ def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
 
 
 def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
-    """One row per job run (all statuses but the report's own runs, tag status=report, and
-    tuning trials, status=trial): run_id, start_time, its tags (MLflow's own `mlflow.*` tags
-    left out) and its summary metrics (the per-split `split_*` histories left out). A tuned
-    job's method reads `method+sampler` (gbt+tpe), so that it has a column of its own."""
+    """One row per job run (all statuses but the report's own runs, tag status=report, the
+    sweeps' parent runs, status=sweep, and tuning trials, status=trial): run_id, start_time,
+    its tags (MLflow's own `mlflow.*` tags left out) and its summary metrics (the per-split
+    `split_*` histories left out). A tuned job's method reads `method+sampler` (gbt+tpe), so
+    that it has a column of its own."""
     rows, tag_keys, metric_keys = [], set(), set()
     for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
-        if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS):
+        if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS, SWEEP_STATUS):
             continue
         tags = {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.")}
         metrics = {k: v for k, v in run.data.metrics.items() if not k.startswith("split_")}

@@ -19,6 +19,17 @@ def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([latest, ok[~keyed]]).sort_index()
 
 
+def left_out_line(runs: pd.DataFrame, ok: pd.DataFrame) -> str:
+    """One line: how many runs the tables use and how many they leave out, by why."""
+    reasons = runs["status"].fillna("unfinished (running, or its process was killed)")
+    left = reasons[runs["status"] != "ok"].value_counts().sort_index()
+    repeated = int((runs["status"] == "ok").sum() - len(ok))
+    parts = [f"{n} {reason}" for reason, n in left.items()]
+    if repeated:
+        parts.append(f"{repeated} ok runs of a run_key that has a later one")
+    return f"report: {len(ok)} ok runs in the tables; left out: {', '.join(parts) or 'none'}"
+
+
 @dataclass(frozen=True)
 class MetricTable:
     """One metric per cell: mean, sample std and number of values; rows = dataset, columns =

@@ -39,8 +39,10 @@ def compose_job(store_uri: str, request: pytest.FixtureRequest):
 
 
 def search_runs(tracking_uri: str, experiment_name: str) -> list[mlflow.entities.Run]:
+    """The runs of the experiment but the sweeps' own parent runs (status=sweep)."""
     mlflow.set_tracking_uri(tracking_uri)
-    return mlflow.search_runs(experiment_names=[experiment_name], output_format="list")
+    runs = mlflow.search_runs(experiment_names=[experiment_name], output_format="list")
+    return [run for run in runs if run.data.tags.get("status") != "sweep"]
 
 
 @pytest.fixture

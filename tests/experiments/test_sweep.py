@@ -2,6 +2,8 @@
 
 from collections import Counter
 
+from mlflow import MlflowClient
+
 
 def test_a_failing_job_does_not_stop_the_sweep_but_fails_the_command(cli, cli_runs):
     result = cli(
@@ -68,15 +70,20 @@ def test_a_rerun_sweep_logs_no_job_twice_skipped_ones_included(cli, cli_runs):
         "seed=0,1",
         "mlflow.experiment_name=twice",
     ]
-    for _ in range(2):
-        assert cli(*sweep).returncode == 0
+    first = cli(*sweep)
+    assert first.returncode == 0
+    again = cli(*sweep)
+    assert again.returncode == 0
+    assert again.stderr.strip().splitlines()[-1].endswith(
+        ": 0 ok, 0 skipped, 0 failed, 4 resumed, 0 orphaned"
+    )
     runs = cli_runs("twice")
     statuses = Counter(run.data.tags["status"] for run in runs)
     assert statuses == {"ok": 2, "skipped": 2}  # AdaBoost does not regress: skipped, once
     assert len({run.data.tags["run_key"] for run in runs}) == 4
 
 
-def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs):
+def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs, tmp_path):
     sweep = [
         "-m",
         "hydra/launcher=joblib",
@@ -96,7 +103,23 @@ def test_a_parallel_sweep_into_a_new_store_logs_every_job(cli, cli_runs):
     assert jobs == ["inhouse/0", "inhouse/1", "sklearn/0", "sklearn/1"]
     assert {run.data.tags["status"] for run in runs} == {"ok"}
     assert all(run.data.metrics["test_rmse"] > 0 for run in runs)
-    assert len({run.data.tags["sweep_id"] for run in runs}) == 1
+    # one parent run per sweep holds its counts; every job is its child, named readably
+    [sweep_id] = {run.data.tags["sweep_id"] for run in runs}
+    assert {run.data.tags["mlflow.parentRunId"] for run in runs} == {sweep_id}
+    assert sorted(run.info.run_name for run in runs) == [
+        f"diabetes/random_forest/auto/{engine} seed={seed}"
+        for engine in ("inhouse", "sklearn") for seed in (0, 1)
+    ]
+    sweep = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}").get_run(sweep_id)
+    assert sweep.data.tags["status"] == "sweep" and sweep.data.tags["launcher"] == "JoblibLauncher"
+    assert sweep.data.metrics["jobs_ok"] == 4 and sweep.data.metrics["jobs_failed"] == 0
+    assert sweep.info.status == "FINISHED"
+    assert "sweep: 4 jobs in " in result.stderr
+    assert ": 4 ok, 0 skipped, 0 failed, 0 resumed, 0 orphaned" in result.stderr
+    # the data of each job is an MLflow dataset input, the same for every job
+    digests = {run.inputs.dataset_inputs[0].dataset.digest for run in runs}
+    assert len(digests) == 1
+    assert {run.inputs.dataset_inputs[0].dataset.name for run in runs} == {"diabetes"}
 
 
 def test_a_one_dataset_sweep_feeds_the_report(cli, cli_runs, tmp_path):

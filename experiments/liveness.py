@@ -1,0 +1,97 @@
+"""Whether a RUNNING run's process still lives: each job run records its host and pid and
+beats a heartbeat tag; a later run of the same job marks a run whose process is gone (killed
+with SIGKILL, a lost node) failed, so that resume runs the job again and no report counts it."""
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import mlflow
+from mlflow import MlflowClient
+from mlflow.exceptions import MlflowException
+
+from experiments.store_retry import retry_when_busy
+
+HEARTBEAT_SECONDS = 30.0
+ORPHAN_AFTER_SECONDS = 300.0  # no heartbeat for this long: the process is gone
+
+
+def identity_tags() -> dict[str, str]:
+    """host, pid and a first heartbeat: the tags a job run starts with."""
+    now = f"{time.time():.0f}"
+    return {"host": socket.gethostname(), "pid": str(os.getpid()), "heartbeat": now}
+
+
+@contextmanager
+def heartbeat(run_id: str, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+    """Set the run's tag `heartbeat` (unix seconds) every `every` seconds from a daemon thread
+    while the block runs; a beat that meets a busy store is skipped (the next one tries)."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        client = MlflowClient()
+        while not stop.wait(every):
+            try:
+                client.set_tag(run_id, "heartbeat", f"{time.time():.0f}")
+            except MlflowException:
+                pass
+
+    thread = threading.Thread(target=beat, name="mlflow-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this pid exists on this host (signal 0 checks, sends nothing)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def orphan_reason(tags: dict[str, str], now: float | None = None) -> str | None:
+    """Why a RUNNING run's process is gone, or None while it may live: on this host, its pid
+    no longer runs; on any host, its last heartbeat is older than ORPHAN_AFTER_SECONDS."""
+    now = time.time() if now is None else now
+    host, pid = tags.get("host", "?"), tags.get("pid", "?")
+    if host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid)):
+        return f"the process is gone: pid {pid} on {host} no longer runs"
+    silent = now - float(tags.get("heartbeat", "0"))
+    if silent > ORPHAN_AFTER_SECONDS:
+        return f"the process is gone: no heartbeat from pid {pid} on {host} for {silent:.0f} s"
+    return None
+
+
+@retry_when_busy
+def fail_orphans(experiment_id: str, key: str, found_by: str | None) -> int:
+    """Mark every RUNNING run of this run_key whose process is gone as failed (tag error with
+    the reason, orphan_found_by = the sweep or job that found it, run status FAILED); return
+    how many."""
+    client = MlflowClient()
+    running = mlflow.search_runs(
+        experiment_ids=[experiment_id],
+        filter_string=f"tags.run_key = '{key}' and attributes.status = 'RUNNING'",
+        output_format="list",
+    )
+    orphans = 0
+    for run in running:
+        reason = orphan_reason(run.data.tags)
+        if reason is None:
+            continue
+        tags = {"status": "failed", "error": f"orphaned: {reason}",
+                "orphan_found_by": found_by or "a single job"}  # fmt: skip
+        for name, value in tags.items():
+            client.set_tag(run.info.run_id, name, value)
+        client.set_terminated(run.info.run_id, "FAILED")
+        orphans += 1
+    return orphans
