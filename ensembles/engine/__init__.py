@@ -1,5 +1,26 @@
 """The numba tree engine: arrays in, arrays out. It knows nothing of scikit-learn.
 
+Which module does what, for whom:
+
+| module          | what it does                                         | used by              |
+| --------------- | ---------------------------------------------------- | -------------------- |
+| binning         | quantile bin edges, uint8 codes, the missing bin     | every estimator      |
+| gradient_grower | one Newton tree on (g, h), depthwise or lossguide    | GBT, L2Boost,        |
+|                 |                                                      | LogitBoost           |
+| histogram       | (g, h, count, 0) node histograms, subtraction        | gradient_grower      |
+| partition       | batched parallel partition of a level's rows         | gradient_grower      |
+| cart_grower     | one CART tree: Gini, entropy or squared error,       | random forest, extra |
+|                 | random features per node, best or random thresholds  | trees, bagging,      |
+|                 |                                                      | AdaBoost             |
+| cart_histogram  | histograms of the features drawn at a node           | cart_grower          |
+| cart_partition  | in-place split of a node's rows, left sums on the way| cart_grower          |
+| splitting       | the gain formulas and the threshold scans            | both growers         |
+| tree            | the grown tree: prediction, importances              | every estimator      |
+| work_queue      | work items taken largest first by the threads        | histogram, partition |
+| simd, prefetch, | LLVM intrinsics: four-lane add, software prefetch,   | the histogram and    |
+| llvm_arrays     | an element's address                                 | partition kernels    |
+| threads         | n_jobs -> numba threads                              | every estimator      |
+
 numba's on-disk cache is invalidated only when a kernel's own file changes, not when a kernel
 it calls (and has inlined) changes in another file; a stale entry then runs old machine code,
 which can crash. So the cache lives in a directory named after a hash of all engine sources:

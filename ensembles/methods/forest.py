@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.forest_grower import grow_cart_tree
+from ensembles.engine.cart_grower import grow_cart_tree
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
 from ensembles.engine.tree import Tree, add_ensemble_values

@@ -5,7 +5,7 @@ first). A node's best split is found when the node is created: its candidate fea
 visited in a random order until `max_features` non-constant features were scored (features
 constant in the node do not count, as in scikit-learn's CART). The histograms of the next
 `max_features - n_scored` features of that order are built in one pass over the node's rows
-(forest_histogram); extra trees take one feature at a time, since each feature's random
+(cart_histogram); extra trees take one feature at a time, since each feature's random
 threshold is drawn before the next feature.
 Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (largest gain).
 """
@@ -14,13 +14,13 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
-from ensembles.engine.forest_histogram import (
+from ensembles.engine.cart_histogram import (
     build_drawn_histograms,
     clear_bins,
     node_bins,
     occupied_bins,
 )
-from ensembles.engine.forest_partition import partition_node
+from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
 from ensembles.engine.partition import record_split
 from ensembles.engine.splitting import (
