@@ -42,9 +42,11 @@ CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1
 MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
 GRADIENT_CHANNELS = LANES  # g, h, count, 0
+GRADIENT_CHANNEL = 0  # also of every NEWTON statistics row: (g, h, ...)
+HESSIAN_CHANNEL = 1
+COUNT_CHANNEL = 2  # after the statistics, channel n_stats, as in every layout
 PADDING_BINS = 2  # 64 bytes: a feature's histogram still starts on a cache line
 HISTOGRAM_BINS = N_BIN_SLOTS + PADDING_BINS
-COUNT_CHANNEL = 2
 
 
 @njit(cache=True, nogil=True)
@@ -91,8 +93,8 @@ def build_gradient_histograms(codes, rows, start, stop, stats, features, first_u
             prefetch(codes[ahead], 0)
             prefetch(stats[ahead], 0)
         row = np.uint64(rows[position])
-        grad = stats[row, np.uint64(0)]
-        hess = stats[row, np.uint64(1)]
+        grad = stats[row, np.uint64(GRADIENT_CHANNEL)]
+        hess = stats[row, np.uint64(HESSIAN_CHANNEL)]
         for k in range(np.uint64(first_used), np.uint64(last_used)):
             bin_code = codes[row, k] if every_column else codes[row, features[k]]
             add_four_lanes(bins, k * feature_stride + np.uint64(bin_code) * bin_stride,

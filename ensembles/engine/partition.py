@@ -1,5 +1,5 @@
-"""The partition array of the gradient grower (one array of row indices that each split
-reorders in place) and the bookkeeping of a split in the flat node arrays."""
+"""The partition array of the gradient grower: one array of row indices that each split
+reorders in place, a level's nodes at once."""
 
 import numpy as np
 from numba import njit, prange
@@ -98,25 +98,3 @@ def partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_s
                                                                    item_hi[i]][::-1]
             item = next_item(counter)
 
-
-@njit(cache=True, nogil=True)
-def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
-                 best_bin, best_missing_left):
-    """Record the node's best split (its rows already partitioned, n_left going left) and
-    create its children as nodes n_nodes (left) and n_nodes + 1 (right) with their rows and
-    depth."""
-    start = node_start[node]
-    left_id = n_nodes
-    right_id = n_nodes + 1
-    feature[node] = best_feature[node]
-    threshold_bin[node] = best_bin[node]
-    missing_left[node] = best_missing_left[node]
-    left_child[node] = left_id
-    right_child[node] = right_id
-    gain[node] = best_gain[node]
-    node_start[left_id] = start
-    node_stop[left_id] = start + n_left
-    node_start[right_id] = start + n_left
-    node_stop[right_id] = node_stop[node]
-    node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
