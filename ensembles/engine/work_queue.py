@@ -18,8 +18,9 @@ would keep it out of the on-disk cache.) An item's result depends on the item on
 on the thread that ran it.
 """
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.extending import intrinsic
 
 from ensembles.engine.llvm_arrays import element_pointer
@@ -37,3 +38,30 @@ def next_item(typingctx, counter):
         return builder.atomic_rmw("add", pointer, ir.Constant(ir.IntType(64), 1), "monotonic")
 
     return types.int64(counter), codegen
+
+
+@njit(cache=True, nogil=True)
+def chunk_nodes(n_rows, chunk_rows):
+    """Cut node t's n_rows[t] rows into chunks of chunk_rows[t] rows, the last one shorter:
+    returns first_chunk (node t's chunks are first_chunk[t] .. first_chunk[t + 1] - 1) and each
+    chunk's node, index in its node (0, 1, ...) and rows."""
+    n_nodes = n_rows.shape[0]
+    first_chunk = np.zeros(n_nodes + 1, dtype=np.int64)
+    for t in range(n_nodes):
+        first_chunk[t + 1] = first_chunk[t] + (n_rows[t] + chunk_rows[t] - 1) // chunk_rows[t]
+    n_chunks = first_chunk[n_nodes]
+    chunk_node = np.empty(n_chunks, dtype=np.int64)
+    chunk_index = np.empty(n_chunks, dtype=np.int64)
+    chunk_size = np.empty(n_chunks, dtype=np.int64)
+    for t in range(n_nodes):
+        for chunk in range(first_chunk[t], first_chunk[t + 1]):
+            chunk_node[chunk] = t
+            chunk_index[chunk] = chunk - first_chunk[t]
+            chunk_size[chunk] = min(chunk_rows[t], n_rows[t] - chunk_index[chunk] * chunk_rows[t])
+    return first_chunk, chunk_node, chunk_index, chunk_size
+
+
+@njit(cache=True, nogil=True)
+def largest_first(item_rows):
+    """The order in which the threads take the items: most rows first, ties in item order."""
+    return np.argsort(-item_rows, kind="mergesort")
