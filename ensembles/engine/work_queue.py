@@ -23,14 +23,16 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ensembles.engine.llvm_arrays import element_pointer
+from ensembles.engine.llvm_arrays import check_array, element_pointer, unless_jit_disabled
 
 WORKERS = 64  # the most threads that share a queue
 
 
 @intrinsic
-def next_item(typingctx, counter):
-    """Atomically counter[0] += 1; returns the value before (the caller's item)."""
+def _next_item(typingctx, counter):
+    """Atomically counter[0] += 1; returns the value before (the caller's item). counter:
+    C-contiguous 1-d int64."""
+    check_array("next_item", counter, types.int64)
 
     def codegen(context, builder, signature, args):
         pointer = element_pointer(context, builder, signature.args[0], args[0], types.intp,
@@ -38,6 +40,16 @@ def next_item(typingctx, counter):
         return builder.atomic_rmw("add", pointer, ir.Constant(ir.IntType(64), 1), "monotonic")
 
     return types.int64(counter), codegen
+
+
+def _next_item_python(counter):
+    """next_item in plain Python (prange runs as range under NUMBA_DISABLE_JIT: no race)."""
+    item = counter[0]
+    counter[0] += 1
+    return item
+
+
+next_item = unless_jit_disabled(_next_item, _next_item_python)
 
 
 @njit(cache=True, nogil=True)
