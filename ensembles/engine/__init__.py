@@ -14,11 +14,13 @@ Which module does what, for whom:
 |                 |                                                      | AdaBoost             |
 | cart_histogram  | histograms of the features drawn at a node           | cart_grower          |
 | cart_partition  | in-place split of a node's rows, left sums on the way| cart_grower          |
+| node_arrays     | the flat node arrays, the rules of growth they share | both growers         |
 | splitting       | the gain formulas and the threshold scans            | both growers         |
 | tree            | the grown tree: prediction, importances              | every estimator      |
-| work_queue      | work items taken largest first by the threads        | histogram, partition |
+| work_queue      | row chunks as work items, taken largest first        | histogram, partition |
 | simd, prefetch, | LLVM intrinsics: four-lane add, software prefetch,   | the histogram and    |
-| llvm_arrays     | an element's address                                 | partition kernels    |
+| llvm_arrays     | an element's address, type checks; plain Python      | partition kernels    |
+|                 | under NUMBA_DISABLE_JIT=1 (to step through the code) |                      |
 | threads         | n_jobs -> numba threads                              | every estimator      |
 
 numba's on-disk cache is invalidated only when a kernel's own file changes, not when a kernel

@@ -13,6 +13,7 @@ Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (large
 import numpy as np
 from numba import njit
 
+from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.cart_histogram import (
     build_drawn_histograms,
@@ -22,16 +23,6 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.histogram import HESSIAN_CHANNEL, HISTOGRAM_BINS, sum_node_stats
-from ensembles.engine.node_arrays import (
-    empty_nodes,
-    empty_open_nodes,
-    grown_tree,
-    largest_gain_open_node,
-    max_leaf_count,
-    may_split,
-    offer_split,
-    record_split,
-)
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
@@ -63,11 +54,12 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
     n_stats = stats.shape[1]
     n_outputs = 1 if criterion == NEWTON else n_stats
     n_rows = rows.shape[0]
-    capacity = 2 * max_leaf_count(n_rows, max_depth, max_leaf_nodes) - 1
+    capacity = 2 * node_arrays.max_leaf_count(n_rows, max_depth, max_leaf_nodes) - 1
 
     (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start, node_stop,
-     node_depth) = empty_nodes(capacity)
-    is_open, best_gain, best_feature, best_bin, best_missing_left = empty_open_nodes(capacity)
+     node_depth) = node_arrays.empty_nodes(capacity)
+    (is_open, best_gain, best_feature, best_bin,
+     best_missing_left) = node_arrays.empty_open_nodes(capacity)
     value = np.zeros((capacity, n_outputs))
     node_sums = np.zeros((capacity, n_stats + 1))
     stack = np.zeros(capacity, dtype=np.int32)
@@ -97,7 +89,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     while True:
         if max_leaf_nodes > 0:
-            node = largest_gain_open_node(is_open, best_gain, n_nodes)
+            node = node_arrays.largest_gain_open_node(is_open, best_gain, n_nodes)
         else:
             node = -1
             if stack_size > 0:
@@ -129,8 +121,8 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     weight = node_sums[:n_nodes, HESSIAN_CHANNEL] if criterion == NEWTON else \
         node_sums[:n_nodes, :n_stats].sum(axis=1)
-    return grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_child,
-                      value, gain, node_start, node_stop, weight)
+    return node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
+                                  right_child, value, gain, node_start, node_stop, weight)
 
 
 @njit(cache=True, nogil=True)
@@ -147,7 +139,7 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
     n_node = stop - start
     sums = node_sums[node]
     leaf_value(sums, n_stats, criterion, 0.0, 0.0, value[node])
-    if (not may_split(n_node, node_depth[node], max_depth, min_samples_split,
+    if (not node_arrays.may_split(n_node, node_depth[node], max_depth, min_samples_split,
                       min_samples_leaf)
             or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
         return False
@@ -168,8 +160,8 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
                 split_gain, split_bin, split_missing_left = _feature_split(
                     hist[k], bins, n_occupied, n_bins[f], bin_upper_values[f], sums, criterion,
                     min_samples_leaf, min_child_weight, random_splits, left, right, scan)
-                offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
-                            best_feature, best_bin, best_missing_left)
+                node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left,
+                                        best_gain, best_feature, best_bin, best_missing_left)
                 n_scored += 1
             clear_bins(hist[k], bins, n_occupied)
         n_drawn += n_batch
@@ -190,9 +182,9 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
                             node_sums[left_id])
     for channel in range(node_sums.shape[1]):
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
-    record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
-                 best_bin, best_missing_left)
+    node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
+                             left_child, right_child, gain, node_start, node_stop, node_depth,
+                             best_gain, best_feature, best_bin, best_missing_left)
 
 
 @njit(cache=True, nogil=True)

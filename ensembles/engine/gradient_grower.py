@@ -22,6 +22,7 @@ before, in node order, so the tree does not depend on the number of threads.
 import numpy as np
 from numba import njit, prange
 
+from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import (
     COUNT_CHANNEL,
@@ -31,16 +32,6 @@ from ensembles.engine.histogram import (
     empty_histograms,
     subtract_histogram,
     sum_node_stats,
-)
-from ensembles.engine.node_arrays import (
-    empty_nodes,
-    empty_open_nodes,
-    grown_tree,
-    largest_gain_open_node,
-    max_leaf_count,
-    may_split,
-    offer_split,
-    record_split,
 )
 from ensembles.engine.partition import partition_batch
 from ensembles.engine.splitting import NEWTON, best_newton_threshold, leaf_value
@@ -73,12 +64,13 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     n_channels = GRADIENT_CHANNELS
     n_rows = rows.shape[0]
     n_used = features.shape[0]
-    leaf_bound = max_leaf_count(n_rows, max_depth, max_leaves)
+    leaf_bound = node_arrays.max_leaf_count(n_rows, max_depth, max_leaves)
     capacity = 2 * leaf_bound - 1
 
     (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start, node_stop,
-     node_depth) = empty_nodes(capacity)
-    is_open, best_gain, best_feature, best_bin, best_missing_left = empty_open_nodes(capacity)
+     node_depth) = node_arrays.empty_nodes(capacity)
+    (is_open, best_gain, best_feature, best_bin,
+     best_missing_left) = node_arrays.empty_open_nodes(capacity)
     node_sums = np.zeros((capacity, n_channels))
     node_slot = np.full(capacity, -1, dtype=np.int32)
     node_may_split = np.zeros(capacity, dtype=np.bool_)
@@ -95,7 +87,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     node_stop[0] = n_rows
     n_nodes = 1
     n_leaves = 1
-    if may_split(n_rows, 0, max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
+    if node_arrays.may_split(n_rows, 0, max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
@@ -157,15 +149,15 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         node_sums[right_id] = node_sums[node] - node_sums[left_id]
         n_left = int(node_sums[left_id, COUNT_CHANNEL])
         n_right = node_stop[node] - node_start[node] - n_left
-        record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                     right_child, gain, node_start, node_stop, node_depth, best_gain,
-                     best_feature, best_bin, best_missing_left)
+        node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
+                                 left_child, right_child, gain, node_start, node_stop, node_depth,
+                                 best_gain, best_feature, best_bin, best_missing_left)
         n_nodes += 2
         n_leaves += 1
         leaves_left = max_leaves <= 0 or n_leaves < max_leaves
-        node_may_split[left_id] = leaves_left and may_split(
+        node_may_split[left_id] = leaves_left and node_arrays.may_split(
             n_left, node_depth[left_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
-        node_may_split[right_id] = leaves_left and may_split(
+        node_may_split[right_id] = leaves_left and node_arrays.may_split(
             n_right, node_depth[right_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
         if node_may_split[left_id] or node_may_split[right_id]:
             smaller, larger = (left_id, right_id) if n_left <= n_right else (right_id, left_id)
@@ -181,8 +173,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     value = np.zeros((n_nodes, 1))
     for node in range(n_nodes):
         leaf_value(node_sums[node], COUNT_CHANNEL, NEWTON, reg_lambda, reg_alpha, value[node])
-    arrays = grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_child,
-                        value, gain, node_start, node_stop, node_sums[:, HESSIAN_CHANNEL])
+    arrays = node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
+                                    right_child, value, gain, node_start, node_stop,
+                                    node_sums[:, HESSIAN_CHANNEL])
     rows_start = node_start[:n_nodes].copy()
     for node in range(n_nodes):
         left = left_child[node]
@@ -211,7 +204,7 @@ def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
             if is_open[node]:
                 return node
         return -1
-    return largest_gain_open_node(is_open, best_gain, n_nodes)
+    return node_arrays.largest_gain_open_node(is_open, best_gain, n_nodes)
 
 
 @njit(cache=True)
@@ -240,7 +233,7 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
         f = features[k]
         split_gain, split_bin, split_missing_left = best_newton_threshold(
             hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
-        offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
+        node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
                     best_feature, best_bin, best_missing_left)
 
 
