@@ -42,10 +42,16 @@ def build_drawn_histograms(codes, rows, start, stop, stats, features, first, las
 
 @njit(cache=True, nogil=True)
 def _add_rows(codes, rows, start, stop, stats, features, first, last, hist):
-    """The row-by-row sum of build_drawn_histograms, the next rows prefetched."""
+    """The row-by-row sum of build_drawn_histograms, the next rows prefetched (a deep node's
+    rows are scattered: each gather would otherwise miss the cache). The prefetch is written
+    out here and in _add_rows_two_class: as one shared function it made a random forest fit
+    15% slower (LLVM lays the inlined loop out differently; measured)."""
     n_stats = stats.shape[1]
     for position in range(start, stop):
-        _prefetch_ahead(codes, stats, rows, position, stop, features[first])
+        if position + PREFETCH_DISTANCE < stop:
+            ahead = rows[position + PREFETCH_DISTANCE]
+            prefetch(codes[ahead], features[first])
+            prefetch(stats[ahead], 0)
         row = rows[position]
         for k in range(first, last):
             bin_code = codes[row, features[k]]
@@ -59,7 +65,10 @@ def _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, 
     """_add_rows for two channels (w_0, w_1), held in registers across the drawn features:
     about 1.7x faster than the channel loop, the same sums."""
     for position in range(start, stop):
-        _prefetch_ahead(codes, stats, rows, position, stop, features[first])
+        if position + PREFETCH_DISTANCE < stop:
+            ahead = rows[position + PREFETCH_DISTANCE]
+            prefetch(codes[ahead], features[first])
+            prefetch(stats[ahead], 0)
         row = rows[position]
         weight_0 = stats[row, 0]
         weight_1 = stats[row, 1]
@@ -68,17 +77,6 @@ def _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, 
             hist[k, bin_code, 0] += weight_0
             hist[k, bin_code, 1] += weight_1
             hist[k, bin_code, TWO_CLASS_COUNT_CHANNEL] += 1.0
-
-
-@njit(cache=True, nogil=True)
-def _prefetch_ahead(codes, stats, rows, position, stop, feature):
-    """Prefetch the codes (from `feature` on) and statistics of the row PREFETCH_DISTANCE
-    positions ahead in the node (a deep node's rows are scattered: each gather would
-    otherwise miss the cache)."""
-    if position + PREFETCH_DISTANCE < stop:
-        ahead = rows[position + PREFETCH_DISTANCE]
-        prefetch(codes[ahead], feature)
-        prefetch(stats[ahead], 0)
 
 
 @njit(cache=True, nogil=True)
