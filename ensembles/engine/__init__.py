@@ -1,5 +1,28 @@
 """The numba tree engine: arrays in, arrays out. It knows nothing of scikit-learn.
 
+Which module does what, for whom:
+
+| module          | what it does                                         | used by              |
+| --------------- | ---------------------------------------------------- | -------------------- |
+| binning         | quantile bin edges, uint8 codes, the missing bin     | every estimator      |
+| gradient_grower | one Newton tree on (g, h), depthwise or lossguide    | GBT, L2Boost,        |
+|                 |                                                      | LogitBoost           |
+| histogram       | (g, h, count, 0) node histograms, subtraction        | gradient_grower      |
+| partition       | batched parallel partition of a level's rows         | gradient_grower      |
+| cart_grower     | one CART tree: Gini, entropy or squared error,       | random forest, extra |
+|                 | random features per node, best or random thresholds  | trees, bagging,      |
+|                 |                                                      | AdaBoost             |
+| cart_histogram  | histograms of the features drawn at a node           | cart_grower          |
+| cart_partition  | in-place split of a node's rows, left sums on the way| cart_grower          |
+| node_arrays     | the flat node arrays, the rules of growth they share | both growers         |
+| splitting       | the gain formulas and the threshold scans            | both growers         |
+| tree            | the grown tree: prediction, importances              | every estimator      |
+| work_queue      | row chunks as work items, taken largest first        | histogram, partition |
+| simd, prefetch, | LLVM intrinsics: four-lane add, software prefetch,   | the histogram and    |
+| llvm_arrays     | an element's address, type checks; plain Python      | partition kernels    |
+|                 | under NUMBA_DISABLE_JIT=1 (to step through the code) |                      |
+| threads         | n_jobs -> numba threads                              | every estimator      |
+
 numba's on-disk cache is invalidated only when a kernel's own file changes, not when a kernel
 it calls (and has inlined) changes in another file; a stale entry then runs old machine code,
 which can crash. So the cache lives in a directory named after a hash of all engine sources:

@@ -35,16 +35,18 @@ from numba import njit, prange
 from ensembles.engine.binning import N_BIN_SLOTS
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 from ensembles.engine.simd import LANES, add_four_lanes
-from ensembles.engine.work_queue import WORKERS, next_item
+from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
 CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1 ms of work)
 # pays for its own zeroing and summing, and for a parallel launch
 MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
 GRADIENT_CHANNELS = LANES  # g, h, count, 0
+GRADIENT_CHANNEL = 0  # also of every NEWTON statistics row: (g, h, ...)
+HESSIAN_CHANNEL = 1
+COUNT_CHANNEL = 2  # after the statistics, channel n_stats, as in every layout
 PADDING_BINS = 2  # 64 bytes: a feature's histogram still starts on a cache line
 HISTOGRAM_BINS = N_BIN_SLOTS + PADDING_BINS
-COUNT_CHANNEL = 2
 
 
 @njit(cache=True, nogil=True)
@@ -91,8 +93,8 @@ def build_gradient_histograms(codes, rows, start, stop, stats, features, first_u
             prefetch(codes[ahead], 0)
             prefetch(stats[ahead], 0)
         row = np.uint64(rows[position])
-        grad = stats[row, np.uint64(0)]
-        hess = stats[row, np.uint64(1)]
+        grad = stats[row, np.uint64(GRADIENT_CHANNEL)]
+        hess = stats[row, np.uint64(HESSIAN_CHANNEL)]
         for k in range(np.uint64(first_used), np.uint64(last_used)):
             bin_code = codes[row, k] if every_column else codes[row, features[k]]
             add_four_lanes(bins, k * feature_stride + np.uint64(bin_code) * bin_stride,
@@ -108,67 +110,42 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     A node of more than CHUNK_ROWS rows is cut into at most MAX_CHUNKS chunks of at least
     CHUNK_ROWS; chunk 0 is summed in the node's slot, each other chunk in its own buffer, and
     the chunks are added to the slot in chunk order, so every bin's sum depends on the node
-    only, not on the number of threads. The
-    work items (chunks and small nodes) go to the threads largest first (work_queue). A
-    batch of fewer than FEATURE_BLOCKS items (a loss-guided split of a small node) cuts its
-    small nodes' features into FEATURE_BLOCKS ranges instead, each a work item: the sums are
-    the same, and the threads share the node.
+    only, not on the number of threads. The chunks (a small node is one chunk) are the work
+    items (work_queue.chunk_nodes), taken by the threads largest first. A batch of fewer than
+    FEATURE_BLOCKS chunks (a loss-guided split of a small node) cuts each chunk's features
+    into FEATURE_BLOCKS ranges instead, each a work item: the sums are the same, and the
+    threads share the node.
     """
     n_nodes = nodes.shape[0]
     n_used = features.shape[0]
-    chunk_rows = np.empty(n_nodes, dtype=np.int64)
-    first_chunk = np.zeros(n_nodes + 1, dtype=np.int64)
-    for t in range(n_nodes):
-        n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
-        chunk_rows[t] = max(CHUNK_ROWS, (n_rows + MAX_CHUNKS - 1) // MAX_CHUNKS)
-        n_chunks = (n_rows + chunk_rows[t] - 1) // chunk_rows[t]
-        first_chunk[t + 1] = first_chunk[t] + n_chunks - 1  # chunk 0 is summed in the slot
-    chunk_hists = empty_histograms(first_chunk[n_nodes], n_used)
-    n_blocks = FEATURE_BLOCKS if first_chunk[n_nodes] + n_nodes < FEATURE_BLOCKS else 1
-    n_capacity = first_chunk[n_nodes] + n_nodes * n_blocks
-    item_node = np.empty(n_capacity, dtype=np.int64)
-    item_chunk = np.empty_like(item_node)  # -1: the whole node, straight into its slot
-    item_rows = np.empty_like(item_node)
-    item_block = np.zeros_like(item_node)
-    n_items = 0
-    for t in range(n_nodes):
-        n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
-        if first_chunk[t + 1] == first_chunk[t]:
-            for block in range(n_blocks):
-                item_node[n_items], item_chunk[n_items], item_rows[n_items] = t, -1, n_rows
-                item_block[n_items] = block
-                n_items += 1
-        else:
-            for chunk in range(first_chunk[t + 1] - first_chunk[t] + 1):
-                item_node[n_items], item_chunk[n_items] = t, chunk
-                item_rows[n_items] = min(chunk_rows[t], n_rows - chunk * chunk_rows[t])
-                n_items += 1
-    order = np.argsort(-item_rows[:n_items], kind="mergesort")
+    n_rows = (node_stop[nodes] - node_start[nodes]).astype(np.int64)
+    chunk_rows = np.maximum(CHUNK_ROWS, (n_rows + MAX_CHUNKS - 1) // MAX_CHUNKS)
+    first_chunk, chunk_node, chunk_index, chunk_size = chunk_nodes(n_rows, chunk_rows)
+    n_chunks = first_chunk[n_nodes]
+    chunk_hists = empty_histograms(n_chunks - n_nodes, n_used)  # chunk 0 is summed in the slot
+    n_blocks = FEATURE_BLOCKS if n_chunks < FEATURE_BLOCKS else 1
+    n_items = n_chunks * n_blocks  # item i: block i % n_blocks of chunk i // n_blocks
+    order = largest_first(np.repeat(chunk_size, n_blocks))
     counter = np.zeros(1, dtype=np.int64)
     for _ in prange(WORKERS):
         item = next_item(counter)
         while item < n_items:
-            i = order[item]
-            t = item_node[i]
-            start = node_start[nodes[t]]
-            if item_chunk[i] < 0:
-                build_gradient_histograms(
-                    codes, rows, start, node_stop[nodes[t]], stats, features,
-                    item_block[i] * n_used // n_blocks, (item_block[i] + 1) * n_used // n_blocks,
-                    pool[node_slot[nodes[t]]])
-            else:
-                lo = start + item_chunk[i] * chunk_rows[t]
-                build_gradient_histograms(
-                    codes, rows, lo, lo + item_rows[i], stats, features, 0, n_used,
-                    pool[node_slot[nodes[t]]] if item_chunk[i] == 0
-                    else chunk_hists[first_chunk[t] + item_chunk[i] - 1])
+            chunk = order[item] // n_blocks
+            block = order[item] % n_blocks
+            t = chunk_node[chunk]
+            lo = node_start[nodes[t]] + chunk_index[chunk] * chunk_rows[t]
+            build_gradient_histograms(
+                codes, rows, lo, lo + chunk_size[chunk], stats, features,
+                block * n_used // n_blocks, (block + 1) * n_used // n_blocks,
+                pool[node_slot[nodes[t]]] if chunk_index[chunk] == 0
+                else chunk_hists[chunk - t - 1])
             item = next_item(counter)
     for pair in prange(n_nodes * n_used):
         t = pair // n_used
         k = pair % n_used
         hist = pool[node_slot[nodes[t]], k]
-        for chunk in range(first_chunk[t], first_chunk[t + 1]):
-            hist += chunk_hists[chunk, k]
+        for chunk in range(first_chunk[t] + 1, first_chunk[t + 1]):
+            hist += chunk_hists[chunk - t - 1, k]
 
 
 @njit(cache=True, nogil=True)

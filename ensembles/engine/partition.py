@@ -1,11 +1,11 @@
-"""The partition array of the gradient grower (one array of row indices that each split
-reorders in place) and the bookkeeping of a split in the flat node arrays."""
+"""The partition array of the gradient grower: one array of row indices that each split
+reorders in place, a level's nodes at once."""
 
 import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
-from ensembles.engine.work_queue import WORKERS, next_item
+from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
 PARTITION_CHUNK_ROWS = 1 << 12  # rows per work item: a small node is still shared
 
@@ -48,29 +48,20 @@ def partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_s
     node's rows are increasing, so a column is read in address order).
     """
     n_nodes = nodes.shape[0]
-    first_item = np.zeros(n_nodes + 1, dtype=np.int64)
-    for t in range(n_nodes):
-        n_rows = node_stop[nodes[t]] - node_start[nodes[t]]
-        first_item[t + 1] = first_item[t] + (n_rows + PARTITION_CHUNK_ROWS - 1) // (
-            PARTITION_CHUNK_ROWS)
+    first_item, item_node, item_index, item_rows = chunk_nodes(
+        (node_stop[nodes] - node_start[nodes]).astype(np.int64),
+        np.full(n_nodes, PARTITION_CHUNK_ROWS, dtype=np.int64))
     n_items = first_item[n_nodes]
-    item_node = np.empty(n_items, dtype=np.int64)
-    item_lo = np.empty(n_items, dtype=np.int64)
-    item_hi = np.empty(n_items, dtype=np.int64)
-    for t in range(n_nodes):
-        node = nodes[t]
-        for item in range(first_item[t], first_item[t + 1]):
-            item_node[item] = node
-            item_lo[item] = node_start[node] + (item - first_item[t]) * PARTITION_CHUNK_ROWS
-            item_hi[item] = min(node_stop[node], item_lo[item] + PARTITION_CHUNK_ROWS)
-    order = np.argsort(item_lo - item_hi, kind="mergesort")
+    item_lo = node_start[nodes[item_node]] + item_index * PARTITION_CHUNK_ROWS
+    item_hi = item_lo + item_rows
+    order = largest_first(item_rows)
     item_left = np.empty(n_items, dtype=np.int64)
     counter = np.zeros(1, dtype=np.int64)
     for _ in prange(WORKERS):
         item = next_item(counter)
         while item < n_items:
             i = order[item]
-            node = item_node[i]
+            node = nodes[item_node[i]]
             item_left[i] = _split_chunk(columns[:, feature[node]], threshold_bin[node],
                                         missing_left[node], partition, scratch, item_lo[i],
                                         item_hi[i])
@@ -98,25 +89,3 @@ def partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_s
                                                                    item_hi[i]][::-1]
             item = next_item(counter)
 
-
-@njit(cache=True, nogil=True)
-def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
-                 best_bin, best_missing_left):
-    """Record the node's best split (its rows already partitioned, n_left going left) and
-    create its children as nodes n_nodes (left) and n_nodes + 1 (right) with their rows and
-    depth."""
-    start = node_start[node]
-    left_id = n_nodes
-    right_id = n_nodes + 1
-    feature[node] = best_feature[node]
-    threshold_bin[node] = best_bin[node]
-    missing_left[node] = best_missing_left[node]
-    left_child[node] = left_id
-    right_child[node] = right_id
-    gain[node] = best_gain[node]
-    node_start[left_id] = start
-    node_stop[left_id] = start + n_left
-    node_start[right_id] = start + n_left
-    node_stop[right_id] = node_stop[node]
-    node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1

@@ -8,17 +8,24 @@ guess the next row. Asking for the row PREFETCH_DISTANCE positions ahead hides t
 
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ensembles.engine.llvm_arrays import element_pointer
+from ensembles.engine.llvm_arrays import (
+    check_array,
+    check_integer,
+    element_pointer,
+    unless_jit_disabled,
+)
 
 PREFETCH_DISTANCE = 16  # rows ahead: about one memory latency of histogram work
 
 
 @intrinsic
-def prefetch(typingctx, array, index):
-    """Hint that array[index] will be read soon (llvm.prefetch: read, keep in all caches)."""
+def _prefetch(typingctx, array, index):
+    """Hint that array[index] will be read soon (llvm.prefetch: read, keep in all caches).
+    array: any 1-d array (its strides are applied; a prefetch never faults)."""
+    check_array("prefetch", array, contiguous=False)
+    check_integer("prefetch", index)
 
     def codegen(context, builder, signature, args):
         pointer = element_pointer(context, builder, signature.args[0], args[0],
@@ -26,10 +33,17 @@ def prefetch(typingctx, array, index):
         byte_pointer = ir.IntType(8).as_pointer()
         int32 = ir.IntType(32)
         function_type = ir.FunctionType(ir.VoidType(), [byte_pointer, int32, int32, int32])
-        function = cgutils.get_or_insert_function(builder.module, function_type,
-                                                  "llvm.prefetch.p0")
+        function = builder.module.declare_intrinsic("llvm.prefetch", [byte_pointer],
+                                                    function_type)
         builder.call(function, [builder.bitcast(pointer, byte_pointer), int32(0), int32(3),
                                 int32(1)])
         return context.get_dummy_value()
 
     return types.void(array, index), codegen
+
+
+def _prefetch_python(array, index):
+    """prefetch in plain Python: a hint only, so nothing."""
+
+
+prefetch = unless_jit_disabled(_prefetch, _prefetch_python)

@@ -17,6 +17,8 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.cart_histogram import SQUARED_TARGET_CHANNEL, TWO_CLASS_COUNT_CHANNEL
+from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
 
 NEWTON = 0
 GINI = 1
@@ -49,10 +51,10 @@ def soft_threshold(value, alpha):
 def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
     """S(node) of the module docstring, from the node's channel sums."""
     if criterion == NEWTON:
-        denominator = sums[1] + reg_lambda
+        denominator = sums[HESSIAN_CHANNEL] + reg_lambda
         if denominator <= 0.0:
             return 0.0
-        shrunk = soft_threshold(sums[0], reg_alpha)
+        shrunk = soft_threshold(sums[GRADIENT_CHANNEL], reg_alpha)
         return shrunk * shrunk / denominator
     total = 0.0
     for k in range(n_stats):
@@ -71,7 +73,7 @@ def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
 def node_weight(sums, n_stats, criterion):
     """Hessian sum H for NEWTON, total sample weight W for the impurity criteria."""
     if criterion == NEWTON:
-        return sums[1]
+        return sums[HESSIAN_CHANNEL]
     total = 0.0
     for k in range(n_stats):
         total += sums[k]
@@ -89,8 +91,8 @@ def node_impurity(sums, n_stats, criterion):
     if criterion == NEWTON:
         if n_stats < 3:
             return np.inf
-        mean = -sums[0] / weight
-        return max(sums[2] / weight - mean * mean, 0.0)
+        mean = -sums[GRADIENT_CHANNEL] / weight
+        return max(sums[SQUARED_TARGET_CHANNEL] / weight - mean * mean, 0.0)
     impurity = 0.0
     for k in range(n_stats):
         p = sums[k] / weight
@@ -103,8 +105,9 @@ def node_impurity(sums, n_stats, criterion):
 def leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, out):
     """NEWTON: w* = -T_alpha(G) / (H + lambda) (CSC411, optimal leaf weight); else p_k = w_k / W."""
     if criterion == NEWTON:
-        denominator = sums[1] + reg_lambda
-        out[0] = -soft_threshold(sums[0], reg_alpha) / denominator if denominator > 0 else 0.0
+        denominator = sums[HESSIAN_CHANNEL] + reg_lambda
+        shrunk = soft_threshold(sums[GRADIENT_CHANNEL], reg_alpha)
+        out[0] = -shrunk / denominator if denominator > 0 else 0.0
         return
     total = node_weight(sums, n_stats, criterion)
     for k in range(n_stats):
@@ -242,7 +245,7 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
     scan: float64 scratch (8, N_BIN_SLOTS)."""
     parent_score = _two_class_score(parent[0], parent[1], criterion)
     min_count = max(min_samples_leaf, 1)
-    has_missing = hist[MISSING_BIN, 2] > 0.0
+    has_missing = hist[MISSING_BIN, TWO_CLASS_COUNT_CHANNEL] > 0.0
     last_bin = n_bins if has_missing else n_bins - 1
     n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan)
     _split_gains(scan[0], scan[1], scan[2], n_candidates, parent, parent_score, criterion,
@@ -268,7 +271,7 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
     if best < 0:
         return best_gain, -1, best_missing_left
     if not has_missing:  # _larger_side_is_left, from the left count of pass 1
-        best_missing_left = scan[2, best] >= parent[2] - scan[2, best]
+        best_missing_left = scan[2, best] >= parent[TWO_CLASS_COUNT_CHANNEL] - scan[2, best]
     return best_gain, bins[best], best_missing_left
 
 
@@ -280,7 +283,7 @@ def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
     _best_missing_side, so that every sum is rounded as there."""
     missing_0 = hist[MISSING_BIN, 0]
     missing_1 = hist[MISSING_BIN, 1]
-    missing_n = hist[MISSING_BIN, 2]
+    missing_n = hist[MISSING_BIN, TWO_CLASS_COUNT_CHANNEL]
     left_0 = 0.0
     left_1 = 0.0
     left_n = 0.0
@@ -291,7 +294,7 @@ def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
             break
         left_0 += hist[b, 0]
         left_1 += hist[b, 1]
-        left_n += hist[b, 2]
+        left_n += hist[b, TWO_CLASS_COUNT_CHANNEL]
         scan[0, i] = left_0
         scan[1, i] = left_1
         scan[2, i] = left_n
@@ -315,10 +318,12 @@ def _split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent, parent_score, 
     """Pass 2 of best_two_class_threshold: gains[i] = _two_class_split_gain of left side i."""
     if criterion == GINI:
         _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent[0], parent[1],
-                          parent[2], parent_score, min_count, min_child_weight, gains)
+                          parent[TWO_CLASS_COUNT_CHANNEL], parent_score, min_count,
+                          min_child_weight, gains)
         return
     for i in range(n_candidates):
-        gains[i] = _two_class_split_gain(parent[0], parent[1], parent[2], parent_score,
+        gains[i] = _two_class_split_gain(parent[0], parent[1], parent[TWO_CLASS_COUNT_CHANNEL],
+                                         parent_score,
                                          lefts_0[i], lefts_1[i], lefts_n[i], criterion,
                                          min_count, min_child_weight)
 
@@ -387,14 +392,14 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
     """best_threshold for NEWTON on a (g, h, count) histogram, with the sums held in scalars:
     the same gains in the same floating-point order, about 7x faster (it runs for every
     feature of every node of every gradient tree)."""
-    parent_g = parent[0]
-    parent_h = parent[1]
-    parent_n = parent[2]
+    parent_g = parent[GRADIENT_CHANNEL]
+    parent_h = parent[HESSIAN_CHANNEL]
+    parent_n = parent[COUNT_CHANNEL]
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
     min_count = max(min_samples_leaf, 1)
-    missing_g = hist[MISSING_BIN, 0]
-    missing_h = hist[MISSING_BIN, 1]
-    missing_n = hist[MISSING_BIN, 2]
+    missing_g = hist[MISSING_BIN, GRADIENT_CHANNEL]
+    missing_h = hist[MISSING_BIN, HESSIAN_CHANNEL]
+    missing_n = hist[MISSING_BIN, COUNT_CHANNEL]
     best_gain = -np.inf
     best_bin = -1
     best_missing_left = False
@@ -403,11 +408,11 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
     left_n = 0.0
     last_bin = n_bins if missing_n > 0.0 else n_bins - 1
     for b in range(last_bin):
-        if hist[b, 2] == 0.0:
+        if hist[b, COUNT_CHANNEL] == 0.0:
             continue
-        left_g += hist[b, 0]
-        left_h += hist[b, 1]
-        left_n += hist[b, 2]
+        left_g += hist[b, GRADIENT_CHANNEL]
+        left_h += hist[b, HESSIAN_CHANNEL]
+        left_n += hist[b, COUNT_CHANNEL]
         gain = _newton_split_gain(parent_g, parent_h, parent_n, parent_score, left_g, left_h,
                                   left_n, reg_lambda, reg_alpha, min_count, min_child_weight)
         missing_left = False
@@ -429,7 +434,7 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
             best_bin = b
             best_missing_left = missing_left
     if best_bin >= 0 and missing_n == 0.0:
-        best_missing_left = _larger_side_is_left(hist, best_bin, 2, parent_n)
+        best_missing_left = _larger_side_is_left(hist, best_bin, COUNT_CHANNEL, parent_n)
     return best_gain, best_bin, best_missing_left
 
 

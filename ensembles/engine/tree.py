@@ -97,7 +97,7 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
     The trees are packed into one table of (feature and NaN side, left child) pairs of uint32,
     flattened, and a threshold array; a split sends x right when x > threshold, or when x is
     NaN and missing values go right. The growers create children in pairs, right = left + 1
-    (partition.record_split), so the right child is not stored. Every leaf loops to itself
+    (node_arrays.record_split), so the right child is not stored. Every leaf loops to itself
     (feature 0 against +inf, NaN left, left child itself).
 
     The rows of a block walk each tree in lockstep, one level per step for as many steps as

@@ -15,9 +15,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.forest_grower import grow_cart_tree
 from ensembles.engine.splitting import GINI
-from ensembles.engine.tree import Tree
+from ensembles.methods.cart import CartParams, grow_cart
 from ensembles.methods.validation import (
     encode_classes,
     validate_prediction_data,
@@ -87,10 +86,8 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         """A weighted-Gini CART tree over every feature (scikit-learn's DecisionTreeClassifier
         of the same max_depth)."""
         rows = np.flatnonzero(weight > 0).astype(np.int32)
-        arrays = grow_cart_tree(codes, one_hot * weight[:, None], rows, self._bin_mapper.n_bins_,
-                                self._bin_mapper.bin_upper_values_, GINI, self.max_depth, 0, 2,
-                                1, 0.0, -np.inf, codes.shape[1], False, seed)
-        return Tree.from_grown(arrays, self._bin_mapper)
+        params = CartParams(max_features=codes.shape[1], criterion=GINI, max_depth=self.max_depth)
+        return grow_cart(codes, one_hot * weight[:, None], rows, self._bin_mapper, params, seed)
 
     def _staged_scores(self, X):
         """After each round m: f_k = sum_{j <= m} alpha_j h_jk / sum_{j <= m} alpha_j with

@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
+from ensembles.engine.gradient_grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
 from ensembles.engine.threads import engine_threads
 from ensembles.engine.tree import Tree, add_ensemble_values
 from ensembles.methods.validation import validate_prediction_data

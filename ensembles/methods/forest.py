@@ -15,10 +15,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.forest_grower import grow_cart_tree
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
-from ensembles.engine.tree import Tree, add_ensemble_values
+from ensembles.engine.tree import add_ensemble_values
+from ensembles.methods.cart import CartParams, grow_cart
 from ensembles.methods.validation import (
     encode_classes,
     resolve_max_features,
@@ -72,11 +72,14 @@ class _BaseForest(BaseEstimator):
         unit_stats, criterion = self._unit_stats(y)
         self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
         codes = self._bin_mapper.transform(X, order="C")
-        n_candidates = self._n_candidates(X.shape[1])
+        params = CartParams(
+            max_features=self._n_candidates(X.shape[1]), criterion=criterion,
+            max_depth=self.max_depth or 0, max_leaf_nodes=self.max_leaf_nodes or 0,
+            min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
+            random_splits=self._random_splits)
         seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
         trees = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(self._grow_tree)(codes, unit_stats, sample_weight, criterion, n_candidates,
-                                     seed)
+            delayed(self._grow_tree)(codes, unit_stats, sample_weight, params, seed)
             for seed in seeds)
         grown = list(progress(trees, self.n_estimators, self.verbose, "tree"))
         self.estimators_ = [tree for tree, _ in grown]
@@ -84,17 +87,12 @@ class _BaseForest(BaseEstimator):
             self._set_oob_score(codes, y, [counts for _, counts in grown])
         return self
 
-    def _grow_tree(self, codes, unit_stats, sample_weight, criterion, n_candidates, seed):
+    def _grow_tree(self, codes, unit_stats, sample_weight, params, seed):
         counts = _bootstrap_counts(seed, codes.shape[0], self.bootstrap)
         weights = sample_weight * counts
         rows = np.flatnonzero(weights > 0).astype(np.int32)
-        arrays = grow_cart_tree(
-            codes, unit_stats * weights[:, None], rows, self._bin_mapper.n_bins_,
-            self._bin_mapper.bin_upper_values_, criterion,
-            -1 if self.max_depth is None else self.max_depth,
-            0 if self.max_leaf_nodes is None else self.max_leaf_nodes, self.min_samples_split,
-            self.min_samples_leaf, 0.0, -np.inf, n_candidates, self._random_splits, seed)
-        return Tree.from_grown(arrays, self._bin_mapper), counts
+        return grow_cart(codes, unit_stats * weights[:, None], rows, self._bin_mapper, params,
+                         seed), counts
 
     def _mean_tree_output(self, X):
         check_is_fitted(self, "estimators_")

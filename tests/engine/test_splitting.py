@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
-from ensembles.engine.forest_histogram import occupied_bins
+from ensembles.engine.cart_histogram import occupied_bins
 from ensembles.engine.splitting import (
     ENTROPY,
     GINI,

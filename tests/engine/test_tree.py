@@ -5,13 +5,13 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ensembles import RandomForestClassifier, RandomForestRegressor
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
-from ensembles.engine.forest_histogram import (
+from ensembles.engine.cart_histogram import (
     build_drawn_histograms,
     clear_bins,
     node_bins,
     occupied_bins,
 )
-from ensembles.engine.forest_partition import partition_node
+from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.tree import LEAF, ROW_BLOCK, add_ensemble_values
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
+from ensembles.engine.gradient_grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
 from ensembles.engine.tree import PARTITION_BLOCK, Tree
 
 

@@ -1,4 +1,4 @@
-"""Split of a CART node's rows (forest_grower): the node's slice of the partition array is
+"""Split of a CART node's rows (cart_grower): the node's slice of the partition array is
 reordered in place, left rows first, each side in its previous order, and the left child's
 statistics are summed on the way (the right child's are the parent's minus the left's):
 

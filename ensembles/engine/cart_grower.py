@@ -5,7 +5,7 @@ first). A node's best split is found when the node is created: its candidate fea
 visited in a random order until `max_features` non-constant features were scored (features
 constant in the node do not count, as in scikit-learn's CART). The histograms of the next
 `max_features - n_scored` features of that order are built in one pass over the node's rows
-(forest_histogram); extra trees take one feature at a time, since each feature's random
+(cart_histogram); extra trees take one feature at a time, since each feature's random
 threshold is drawn before the next feature.
 Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (largest gain).
 """
@@ -13,26 +13,24 @@ Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (large
 import numpy as np
 from numba import njit
 
+from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
-from ensembles.engine.forest_histogram import (
+from ensembles.engine.cart_histogram import (
     build_drawn_histograms,
     clear_bins,
     node_bins,
     occupied_bins,
 )
-from ensembles.engine.forest_partition import partition_node
-from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
-from ensembles.engine.partition import record_split
+from ensembles.engine.cart_partition import partition_node
+from ensembles.engine.histogram import HESSIAN_CHANNEL, HISTOGRAM_BINS, sum_node_stats
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
     best_two_class_threshold,
-    improves,
     leaf_value,
     node_impurity,
     random_threshold,
 )
-from ensembles.engine.tree import LEAF
 
 PURE_IMPURITY = 1e-12
 SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from the rows' codes
@@ -46,37 +44,24 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     codes: uint8 (n_samples, n_features); stats: float64 (n_samples, n_stats) per-sample
     statistics; rows: int32 rows to use (with bootstrap, the rows drawn at least once).
-    max_depth < 0 and max_leaf_nodes <= 0 mean no limit. A node is a leaf at max_depth, below
-    min_samples_split rows, when pure, or when no admissible split gains more than
-    min_split_gain. random_splits: one random threshold per feature (extra trees).
+    max_depth <= 0 and max_leaf_nodes <= 0 mean no limit. A node is a leaf when it may not
+    split (node_arrays.may_split: max_depth, min_samples_split, min_samples_leaf), when pure,
+    or when no admissible split gains more than min_split_gain. random_splits: one random
+    threshold per feature (extra trees).
     """
     np.random.seed(seed)
     n_features = codes.shape[1]
     n_stats = stats.shape[1]
     n_outputs = 1 if criterion == NEWTON else n_stats
     n_rows = rows.shape[0]
-    capacity = 2 * n_rows + 1
-    if 0 <= max_depth < 30:
-        capacity = min(capacity, 2 ** (max_depth + 1))
-    if max_leaf_nodes > 0:
-        capacity = min(capacity, 2 * max_leaf_nodes)
+    capacity = 2 * node_arrays.max_leaf_count(n_rows, max_depth, max_leaf_nodes) - 1
 
-    feature = np.full(capacity, LEAF, dtype=np.int32)
-    threshold_bin = np.zeros(capacity, dtype=np.int32)
-    missing_left = np.zeros(capacity, dtype=np.bool_)
-    left_child = np.full(capacity, LEAF, dtype=np.int32)
-    right_child = np.full(capacity, LEAF, dtype=np.int32)
+    (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start, node_stop,
+     node_depth) = node_arrays.empty_nodes(capacity)
+    (is_open, best_gain, best_feature, best_bin,
+     best_missing_left) = node_arrays.empty_open_nodes(capacity)
     value = np.zeros((capacity, n_outputs))
-    gain = np.zeros(capacity)
-    node_start = np.zeros(capacity, dtype=np.int32)
-    node_stop = np.zeros(capacity, dtype=np.int32)
-    node_depth = np.zeros(capacity, dtype=np.int32)
     node_sums = np.zeros((capacity, n_stats + 1))
-    best_gain = np.full(capacity, -np.inf)
-    best_feature = np.full(capacity, -1, dtype=np.int32)
-    best_bin = np.zeros(capacity, dtype=np.int32)
-    best_missing_left = np.zeros(capacity, dtype=np.bool_)
-    is_open = np.zeros(capacity, dtype=np.bool_)
     stack = np.zeros(capacity, dtype=np.int32)
 
     partition = rows.copy()
@@ -104,7 +89,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
     while True:
         if max_leaf_nodes > 0:
-            node = _largest_gain_open_node(is_open, best_gain, n_nodes)
+            node = node_arrays.largest_gain_open_node(is_open, best_gain, n_nodes)
         else:
             node = -1
             if stack_size > 0:
@@ -134,13 +119,10 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
                 stack[stack_size] = child
                 stack_size += 1
 
-    weight = node_sums[:n_nodes, 1] if criterion == NEWTON else \
+    weight = node_sums[:n_nodes, HESSIAN_CHANNEL] if criterion == NEWTON else \
         node_sums[:n_nodes, :n_stats].sum(axis=1)
-    n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
-    return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
-            missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
-            right_child[:n_nodes].copy(), value[:n_nodes].copy(), gain[:n_nodes].copy(),
-            n_node_samples, weight.copy())
+    return node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
+                                  right_child, value, gain, node_start, node_stop, weight)
 
 
 @njit(cache=True, nogil=True)
@@ -157,8 +139,8 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
     n_node = stop - start
     sums = node_sums[node]
     leaf_value(sums, n_stats, criterion, 0.0, 0.0, value[node])
-    if ((0 <= max_depth <= node_depth[node]) or n_node < min_samples_split
-            or n_node < 2 * min_samples_leaf
+    if (not node_arrays.may_split(n_node, node_depth[node], max_depth, min_samples_split,
+                      min_samples_leaf)
             or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
         return False
     n_drawn = 0
@@ -178,11 +160,8 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
                 split_gain, split_bin, split_missing_left = _feature_split(
                     hist[k], bins, n_occupied, n_bins[f], bin_upper_values[f], sums, criterion,
                     min_samples_leaf, min_child_weight, random_splits, left, right, scan)
-                if split_bin >= 0 and improves(split_gain, best_gain[node]):
-                    best_gain[node] = split_gain
-                    best_feature[node] = f
-                    best_bin[node] = split_bin
-                    best_missing_left[node] = split_missing_left
+                node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left,
+                                        best_gain, best_feature, best_bin, best_missing_left)
                 n_scored += 1
             clear_bins(hist[k], bins, n_occupied)
         n_drawn += n_batch
@@ -194,7 +173,7 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
                 missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
                 node_sums, best_gain, best_feature, best_bin, best_missing_left):
     """Apply the node's best split: partition its rows, summing the left child's statistics,
-    then record the split and its children (partition.record_split)."""
+    then record the split and its children (node_arrays.record_split)."""
     start = node_start[node]
     left_id = n_nodes
     right_id = n_nodes + 1
@@ -203,9 +182,9 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
                             node_sums[left_id])
     for channel in range(node_sums.shape[1]):
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
-    record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
-                 best_bin, best_missing_left)
+    node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
+                             left_child, right_child, gain, node_start, node_stop, node_depth,
+                             best_gain, best_feature, best_bin, best_missing_left)
 
 
 @njit(cache=True, nogil=True)
@@ -234,14 +213,4 @@ def _feature_split(hist, bins, n_occupied, n_bins, upper_values, sums, criterion
                                         min_samples_leaf, min_child_weight, scan)
     return best_threshold(hist, n_bins, sums, criterion, 0.0, 0.0, min_samples_leaf,
                           min_child_weight, left, right)
-
-
-@njit(cache=True, nogil=True)
-def _largest_gain_open_node(is_open, best_gain, n_nodes):
-    """The open node of largest gain, the oldest on ties; -1 when none is open."""
-    chosen = -1
-    for node in range(n_nodes):
-        if is_open[node] and (chosen < 0 or best_gain[node] > best_gain[chosen]):
-            chosen = node
-    return chosen
 

@@ -22,21 +22,24 @@ before, in node order, so the tree does not depend on the number of threads.
 import numpy as np
 from numba import njit, prange
 
+from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.histogram import (
     COUNT_CHANNEL,
     GRADIENT_CHANNELS,
+    HESSIAN_CHANNEL,
     build_node_histograms,
     empty_histograms,
     subtract_histogram,
     sum_node_stats,
 )
-from ensembles.engine.partition import partition_batch, record_split
-from ensembles.engine.splitting import NEWTON, best_newton_threshold, improves, leaf_value
+from ensembles.engine.partition import partition_batch
+from ensembles.engine.splitting import NEWTON, best_newton_threshold, leaf_value
 from ensembles.engine.tree import LEAF
 
 DEPTHWISE = 0
 LOSSGUIDE = 1
+MIN_SPLIT_ROWS = 2  # XGBoost has no min_samples_split: only the rows of two children
 
 
 @njit(cache=True)
@@ -61,30 +64,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     n_channels = GRADIENT_CHANNELS
     n_rows = rows.shape[0]
     n_used = features.shape[0]
-    leaf_bound = max(n_rows, 1)
-    if max_leaves > 0:
-        leaf_bound = min(leaf_bound, max_leaves)
-    if 0 < max_depth < 31:
-        leaf_bound = min(leaf_bound, 2 ** max_depth)
+    leaf_bound = node_arrays.max_leaf_count(n_rows, max_depth, max_leaves)
     capacity = 2 * leaf_bound - 1
 
-    feature = np.full(capacity, LEAF, dtype=np.int32)
-    threshold_bin = np.zeros(capacity, dtype=np.int32)
-    missing_left = np.zeros(capacity, dtype=np.bool_)
-    left_child = np.full(capacity, LEAF, dtype=np.int32)
-    right_child = np.full(capacity, LEAF, dtype=np.int32)
-    gain = np.zeros(capacity)
-    node_start = np.zeros(capacity, dtype=np.int32)
-    node_stop = np.zeros(capacity, dtype=np.int32)
-    node_depth = np.zeros(capacity, dtype=np.int32)
+    (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start, node_stop,
+     node_depth) = node_arrays.empty_nodes(capacity)
+    (is_open, best_gain, best_feature, best_bin,
+     best_missing_left) = node_arrays.empty_open_nodes(capacity)
     node_sums = np.zeros((capacity, n_channels))
     node_slot = np.full(capacity, -1, dtype=np.int32)
     node_may_split = np.zeros(capacity, dtype=np.bool_)
-    is_open = np.zeros(capacity, dtype=np.bool_)
-    best_gain = np.full(capacity, -np.inf)
-    best_feature = np.full(capacity, -1, dtype=np.int32)
-    best_bin = np.zeros(capacity, dtype=np.int32)
-    best_missing_left = np.zeros(capacity, dtype=np.bool_)
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
 
     pool = empty_histograms(leaf_bound, n_used)
@@ -98,7 +87,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     node_stop[0] = n_rows
     n_nodes = 1
     n_leaves = 1
-    if _may_split(n_rows, 0, max_depth, min_samples_leaf):
+    if node_arrays.may_split(n_rows, 0, max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
@@ -160,16 +149,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         node_sums[right_id] = node_sums[node] - node_sums[left_id]
         n_left = int(node_sums[left_id, COUNT_CHANNEL])
         n_right = node_stop[node] - node_start[node] - n_left
-        record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                     right_child, gain, node_start, node_stop, node_depth, best_gain,
-                     best_feature, best_bin, best_missing_left)
+        node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
+                                 left_child, right_child, gain, node_start, node_stop, node_depth,
+                                 best_gain, best_feature, best_bin, best_missing_left)
         n_nodes += 2
         n_leaves += 1
         leaves_left = max_leaves <= 0 or n_leaves < max_leaves
-        node_may_split[left_id] = leaves_left and _may_split(n_left, node_depth[left_id],
-                                                             max_depth, min_samples_leaf)
-        node_may_split[right_id] = leaves_left and _may_split(n_right, node_depth[right_id],
-                                                              max_depth, min_samples_leaf)
+        node_may_split[left_id] = leaves_left and node_arrays.may_split(
+            n_left, node_depth[left_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
+        node_may_split[right_id] = leaves_left and node_arrays.may_split(
+            n_right, node_depth[right_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
         if node_may_split[left_id] or node_may_split[right_id]:
             smaller, larger = (left_id, right_id) if n_left <= n_right else (right_id, left_id)
             n_free -= 1
@@ -183,12 +172,10 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
 
     value = np.zeros((n_nodes, 1))
     for node in range(n_nodes):
-        leaf_value(node_sums[node], 2, NEWTON, reg_lambda, reg_alpha, value[node])
-    n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
-    arrays = (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
-              missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
-              right_child[:n_nodes].copy(), value, gain[:n_nodes].copy(), n_node_samples,
-              node_sums[:n_nodes, 1].copy())
+        leaf_value(node_sums[node], COUNT_CHANNEL, NEWTON, reg_lambda, reg_alpha, value[node])
+    arrays = node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
+                                    right_child, value, gain, node_start, node_stop,
+                                    node_sums[:, HESSIAN_CHANNEL])
     rows_start = node_start[:n_nodes].copy()
     for node in range(n_nodes):
         left = left_child[node]
@@ -209,11 +196,6 @@ def _left_sums(hist, split_bin, missing_left, out):
 
 
 @njit(cache=True)
-def _may_split(n_node_rows, depth, max_depth, min_samples_leaf):
-    return (max_depth <= 0 or depth < max_depth) and n_node_rows >= 2 * max(min_samples_leaf, 1)
-
-
-@njit(cache=True)
 def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
     """DEPTHWISE: the oldest open node; LOSSGUIDE: the open node of largest gain, the oldest
     on ties."""
@@ -222,11 +204,7 @@ def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
             if is_open[node]:
                 return node
         return -1
-    chosen = -1
-    for node in range(n_nodes):
-        if is_open[node] and (chosen < 0 or best_gain[node] > best_gain[chosen]):
-            chosen = node
-    return chosen
+    return node_arrays.largest_gain_open_node(is_open, best_gain, n_nodes)
 
 
 @njit(cache=True)
@@ -255,11 +233,8 @@ def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_ch
         f = features[k]
         split_gain, split_bin, split_missing_left = best_newton_threshold(
             hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
-        if split_bin >= 0 and improves(split_gain, best_gain[node]):
-            best_gain[node] = split_gain
-            best_feature[node] = f
-            best_bin[node] = split_bin
-            best_missing_left[node] = split_missing_left
+        node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
+                    best_feature, best_bin, best_missing_left)
 
 
 @njit(cache=True, parallel=True)

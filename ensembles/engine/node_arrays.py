@@ -1,0 +1,115 @@
+"""The flat node arrays both growers fill, and the rules of growth they share.
+
+Node i of a tree is entry i of every array (tree.Tree): its split (feature, threshold_bin,
+missing_left, gain), its children (left_child, right_child; LEAF for a leaf) and its rows
+partition[node_start:node_stop]. An open node (not yet split or closed) also holds its best
+split (best_gain, best_feature, best_bin, best_missing_left).
+
+Conventions, the same in both growers: max_depth <= 0 and max_leaves <= 0 mean no limit
+(XGBoost's 0); a node may be split with at least max(min_samples_split,
+2 max(min_samples_leaf, 1)) rows (scikit-learn's rule; each child needs a row).
+"""
+
+import numpy as np
+from numba import njit
+
+from ensembles.engine.splitting import improves
+from ensembles.engine.tree import LEAF
+
+MAX_DEPTH_BOUND = 30  # a deeper limit bounds nothing: 2^31 leaves exceed any int32 row count
+
+
+@njit(cache=True, nogil=True)
+def max_leaf_count(n_rows, max_depth, max_leaves):
+    """L = min(n_rows, max_leaves, 2^max_depth), at least 1: every leaf holds a row, and a
+    tree of L leaves has 2L - 1 nodes."""
+    leaf_bound = max(n_rows, 1)
+    if max_leaves > 0:
+        leaf_bound = min(leaf_bound, max_leaves)
+    if 0 < max_depth <= MAX_DEPTH_BOUND:
+        leaf_bound = min(leaf_bound, 2 ** max_depth)
+    return leaf_bound
+
+
+@njit(cache=True, nogil=True)
+def empty_nodes(capacity):
+    """(feature, threshold_bin, missing_left, left_child, right_child, gain, node_start,
+    node_stop, node_depth) for capacity nodes, every one a leaf."""
+    return (np.full(capacity, LEAF, dtype=np.int32), np.zeros(capacity, dtype=np.int32),
+            np.zeros(capacity, dtype=np.bool_), np.full(capacity, LEAF, dtype=np.int32),
+            np.full(capacity, LEAF, dtype=np.int32), np.zeros(capacity),
+            np.zeros(capacity, dtype=np.int32), np.zeros(capacity, dtype=np.int32),
+            np.zeros(capacity, dtype=np.int32))
+
+
+@njit(cache=True, nogil=True)
+def empty_open_nodes(capacity):
+    """(is_open, best_gain, best_feature, best_bin, best_missing_left): no node open, no
+    split found (gain -inf, feature -1)."""
+    return (np.zeros(capacity, dtype=np.bool_), np.full(capacity, -np.inf),
+            np.full(capacity, -1, dtype=np.int32), np.zeros(capacity, dtype=np.int32),
+            np.zeros(capacity, dtype=np.bool_))
+
+
+@njit(cache=True, nogil=True)
+def may_split(n_node_rows, depth, max_depth, min_samples_split, min_samples_leaf):
+    """Whether a node of n_node_rows rows at `depth` may be split (module docstring)."""
+    return ((max_depth <= 0 or depth < max_depth) and n_node_rows >= min_samples_split
+            and n_node_rows >= 2 * max(min_samples_leaf, 1))
+
+
+@njit(cache=True, nogil=True)
+def offer_split(node, split_gain, split_feature, split_bin, split_missing_left, best_gain,
+                best_feature, best_bin, best_missing_left):
+    """Make a feature's split (split_bin >= 0: admissible) the node's best if it improves on
+    the best of the features scanned before it (splitting.improves: ties keep the first)."""
+    if split_bin >= 0 and improves(split_gain, best_gain[node]):
+        best_gain[node] = split_gain
+        best_feature[node] = split_feature
+        best_bin[node] = split_bin
+        best_missing_left[node] = split_missing_left
+
+
+@njit(cache=True, nogil=True)
+def largest_gain_open_node(is_open, best_gain, n_nodes):
+    """The open node of largest gain, the oldest on ties; -1 when none is open."""
+    chosen = -1
+    for node in range(n_nodes):
+        if is_open[node] and (chosen < 0 or best_gain[node] > best_gain[chosen]):
+            chosen = node
+    return chosen
+
+
+@njit(cache=True, nogil=True)
+def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
+                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
+                 best_bin, best_missing_left):
+    """Record the node's best split (its rows already partitioned, n_left going left) and
+    create its children as nodes n_nodes (left) and n_nodes + 1 (right) with their rows and
+    depth."""
+    start = node_start[node]
+    left_id = n_nodes
+    right_id = n_nodes + 1
+    feature[node] = best_feature[node]
+    threshold_bin[node] = best_bin[node]
+    missing_left[node] = best_missing_left[node]
+    left_child[node] = left_id
+    right_child[node] = right_id
+    gain[node] = best_gain[node]
+    node_start[left_id] = start
+    node_stop[left_id] = start + n_left
+    node_start[right_id] = start + n_left
+    node_stop[right_id] = node_stop[node]
+    node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
+
+
+@njit(cache=True, nogil=True)
+def grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_child, value,
+               gain, node_start, node_stop, weight):
+    """The first n_nodes nodes as tree.Tree.from_grown takes them: (feature, threshold_bin,
+    missing_left, left_child, right_child, value, gain, n_node_samples, weight)."""
+    n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
+    return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
+            missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
+            right_child[:n_nodes].copy(), value[:n_nodes].copy(), gain[:n_nodes].copy(),
+            n_node_samples, weight[:n_nodes].copy())
