@@ -3,15 +3,21 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TEAM_STAMP := $(VENV)/.team-installed
 EXP ?= default
 ARGS ?=
 
-.PHONY: sweep test report ui bench lint
+.PHONY: sweep test report ui bench lint server
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 	touch $(STAMP)
+
+# the optional extra of a team store (PostgreSQL, its driver): make server and make test
+$(TEAM_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev,team]"
+	touch $(TEAM_STAMP)
 
 # the default sweep, unless ARGS names another preset (ARGS="+sweep=parity" or "sweep=parity")
 DEFAULT_SWEEP := $(if $(findstring sweep=,$(ARGS)),,+sweep=default)
@@ -19,7 +25,7 @@ DEFAULT_SWEEP := $(if $(findstring sweep=,$(ARGS)),,+sweep=default)
 sweep: $(STAMP)
 	$(PY) -m experiments.run -m $(DEFAULT_SWEEP) $(ARGS)
 
-test: $(STAMP)
+test: $(TEAM_STAMP)
 	$(PY) -m pytest $(ARGS)
 
 report: $(STAMP)
@@ -34,3 +40,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+# a team store on this host: PostgreSQL + mlflow server on 127.0.0.1:5000, data in .team/
+server: $(TEAM_STAMP)
+	$(PY) -m experiments.team_server $(ARGS)

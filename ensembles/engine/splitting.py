@@ -103,15 +103,20 @@ def node_impurity(sums, n_stats, criterion):
 
 @njit(cache=True, nogil=True)
 def leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, out):
-    """NEWTON: w* = -T_alpha(G) / (H + lambda) (CSC411, optimal leaf weight); else p_k = w_k / W."""
+    """NEWTON: w* = -T_alpha(G) / (H + lambda) (CSC411, optimal leaf weight); else p_k = w_k / W,
+    with the class weights w_k >= 0 by definition (a weight found by subtracting a sibling's can
+    round to -1e-16: it is 0)."""
     if criterion == NEWTON:
         denominator = sums[HESSIAN_CHANNEL] + reg_lambda
         shrunk = soft_threshold(sums[GRADIENT_CHANNEL], reg_alpha)
         out[0] = -shrunk / denominator if denominator > 0 else 0.0
         return
-    total = node_weight(sums, n_stats, criterion)
+    total = 0.0
     for k in range(n_stats):
-        out[k] = sums[k] / total
+        out[k] = max(sums[k], 0.0)
+        total += out[k]
+    for k in range(n_stats):
+        out[k] /= total
 
 
 @njit(cache=True, nogil=True)

@@ -17,8 +17,11 @@ class CartParams:
 
     criterion: splitting.GINI, ENTROPY or NEWTON (squared error); max_features: how many
     non-constant features each node scores; random_splits: one random threshold per feature
-    (extra trees); min_child_weight and min_split_gain as in XGBoost (the forests' 0 and
-    -inf admit every split)."""
+    (extra trees); min_child_weight and min_split_gain as in XGBoost. The defaults admit every
+    split whose children carry weight: min_child_weight is the smallest positive float, so a
+    child whose weight, found by subtracting its sibling's from its parent's, rounds to 0 or
+    below is no split (AdaBoost's weights span many orders of magnitude after a few rounds;
+    with the exact sums of integer bootstrap counts it never binds)."""
 
     max_features: int
     criterion: int = GINI
@@ -26,7 +29,7 @@ class CartParams:
     max_leaf_nodes: int = 0
     min_samples_split: int = 2
     min_samples_leaf: int = 1
-    min_child_weight: float = 0.0
+    min_child_weight: float = float(np.finfo(np.float64).tiny)
     min_split_gain: float = -np.inf
     random_splits: bool = False
 

@@ -15,8 +15,6 @@ from mlflow import MlflowClient
 from experiments.team_server import mlflow_server_command, postgres_uri, wait_until_ready
 from reports.build import build_report
 
-pytest.importorskip("pgserver")
-
 SWEEP = ["-m", "dataset=wine,diabetes", "method=random_forest,gbt", "engine=inhouse,sklearn",
          "seed=0,1,2", "method.n_estimators=10"]  # 24 jobs
 
@@ -78,7 +76,8 @@ def test_a_parallel_sweep_into_the_team_store_logs_resumes_and_reports(cli, serv
         assert {"fit_seconds", "peak_rss_mb", "n_trees"} <= run.data.metrics.keys()
         assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["config.yaml"]
     boosted = [run for run in runs if run.data.tags["method"] == "gbt"]
-    curve = "curve_test_rmse" if boosted[0].data.tags["task"] == "regression" else "curve_test_error"
+    regression = boosted[0].data.tags["task"] == "regression"
+    curve = "curve_test_rmse" if regression else "curve_test_error"
     assert len(client.get_metric_history(boosted[0].info.run_id, curve)) >= 2
 
     again = cli(*sweep)

@@ -69,3 +69,23 @@ def test_a_perfect_first_tree_stops_boosting():
     model = AdaBoostClassifier(n_estimators=10).fit(X, y)
     assert len(model.estimators_) == 1 and model.estimator_errors_[0] == 0.0
     assert np.array_equal(model.predict(X), y)
+
+
+@pytest.mark.parametrize(("seed", "learning_rate"), [(12, 1.9), (13, 1.9), (16, 1.0), (18, 1.0)])
+def test_weights_spanning_many_orders_of_magnitude_grow_valid_trees(seed, learning_rate):
+    """Depth-4 SAMME on breast cancer drives some weights ~1e-16 below others: a sibling's
+    weight found by subtraction then rounded to 0, and its leaf divided by it
+    (ZeroDivisionError). Every leaf must stay a class distribution, and the boosted fit as
+    good on its training rows as scikit-learn's."""
+    from sklearn.datasets import load_breast_cancer
+
+    from ensembles.engine.tree import LEAF
+
+    X, y = load_breast_cancer(return_X_y=True)
+    model = AdaBoostClassifier(n_estimators=60, learning_rate=learning_rate, max_depth=4,
+                               random_state=seed).fit(X, y)
+    for tree in model.estimators_:
+        leaves = tree.value[tree.feature == LEAF]
+        assert np.all(leaves >= 0) and np.allclose(leaves.sum(axis=1), 1.0)
+    reference = _sklearn_samme(60, max_depth=4).set_params(learning_rate=learning_rate).fit(X, y)
+    assert model.score(X, y) >= reference.score(X, y) - 0.01
