@@ -3,6 +3,7 @@ method and the parity with the in-house engine."""
 
 import time
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,9 @@ from sklearn.base import BaseEstimator, clone
 from experiments.analyses import SPLIT_ANALYSES, FittedSplit
 from experiments.configs import EvalKind, Task
 from experiments.engines.members import curve_points, size_metrics
+
+if TYPE_CHECKING:
+    from experiments.tuning.search import Tuner  # which imports this module
 
 
 def splits(
@@ -58,7 +62,7 @@ def evaluate(
     y: np.ndarray,
     folds: Iterable[tuple[np.ndarray, np.ndarray]],
     curve_every: int,
-    tuner=None,
+    tuner: "Tuner | None" = None,
 ) -> tuple[list[dict[str, float]], dict[int, float], dict[str, pd.DataFrame]]:
     """Fit and score the estimator on each (train, test) split and run every per-split
     analysis (experiments.analyses) on it; with an in-house twin, add the parity metrics of
@@ -68,11 +72,12 @@ def evaluate(
     scores, curve, tables = [], {}, {}
     for index, (train, test) in enumerate(folds):
         split = FittedSplit(index, X[train], y[train], X[test], y[test])
-        tuning_scores = {}
+        split_estimator, tuning_scores = estimator, {}
         if tuner is not None:
             tuning = tuner.tune(split)
-            estimator, tuning_scores = tuning.estimator, tuning.scores
-        model, split_scores = fit_and_score(estimator, task, X[train], y[train], X[test], y[test])
+            split_estimator, tuning_scores = tuning.estimator, tuning.scores
+        model, split_scores = fit_and_score(split_estimator, task, X[train], y[train], X[test],
+                                            y[test])  # fmt: skip
         split_scores |= tuning_scores
         for analysis in SPLIT_ANALYSES:
             findings = analysis(model, split)

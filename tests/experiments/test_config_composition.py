@@ -49,6 +49,7 @@ N_JOBS = {
     "esl_10_2": 3 * 2 * 5,  # methods x engines x seeds
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
     "bias_variance": 2 * 6 * 3,  # datasets x methods x seeds
+    "tuned": 2 * 4 * 4 * 2 * 3,  # datasets x methods x engines x (default, tpe) x seeds
 }
 
 
