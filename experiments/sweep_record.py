@@ -59,10 +59,11 @@ def summary_line(counts: Counter, n_jobs: int, seconds: float) -> str:
 
 @retry_when_busy
 def close_sweep_run(sweep_run_id: str, counts: Counter, seconds: float) -> None:
-    """Log the counts (jobs_<status>) and wall_seconds, and end the sweep's run (FAILED when a
-    job failed)."""
+    """Log the counts (jobs_<status>, every status of COUNTED, 0 included) and wall_seconds,
+    and end the sweep's run (FAILED when a job failed)."""
     client = MlflowClient()
     now = int(time.time() * 1000)
-    metrics = [Metric(f"jobs_{name}", float(n), now, 0) for name, n in counts.items()]
+    names = [*COUNTED, *(name for name in counts if name not in COUNTED)]
+    metrics = [Metric(f"jobs_{name}", float(counts[name]), now, 0) for name in names]
     client.log_batch(sweep_run_id, metrics=[*metrics, Metric("wall_seconds", seconds, now, 0)])
     client.set_terminated(sweep_run_id, "FAILED" if counts["failed"] else "FINISHED")

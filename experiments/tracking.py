@@ -253,9 +253,13 @@ def _log_trial(parent, name: str, split_index: int, metric: str, trial) -> None:
     client = MlflowClient()
     tags = {"mlflow.parentRunId": parent.run_id, "status": "trial",
             "trial": str(trial.number), "outer_split": str(split_index)}
+    if trial.infeasible:
+        tags["skip_reason"] = trial.infeasible
     run = client.create_run(parent.experiment_id, tags=tags, run_name=name)
     metrics = {f"inner_{metric}": trial.inner_score, f"test_{metric}": trial.outer_test_score,
                "trial_seconds": trial.seconds}
+    if trial.infeasible:
+        metrics = {}
     now = int(time.time() * 1000)
     client.log_batch(
         run.info.run_id,

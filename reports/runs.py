@@ -156,7 +156,9 @@ def load_trials(client: MlflowClient, experiment_id: str, runs: pd.DataFrame) ->
         if parent not in jobs.index:
             continue
         metrics = trial.data.metrics
-        inner = next(name for name in metrics if name.startswith("inner_"))
+        inner = next((name for name in metrics if name.startswith("inner_")), None)
+        if inner is None:
+            continue  # a configuration the engine could not run (tag skip_reason)
         job = jobs.loc[parent]
         rows.append({**{key: job[key] for key in [*CELL_KEYS, "seed"]}, "run_id": parent,
                      "outer_split": int(trial.data.tags["outer_split"]),

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, clone
 
 from experiments.analyses import FittedSplit
 from experiments.configs import InnerKind, Task, method_key
-from experiments.engines import build
+from experiments.engines import SkippedJob, build
 from experiments.evaluation import primary_metric, split_rows, test_metrics
 from experiments.tuning.space import distributions, probe_values
 
@@ -35,7 +35,9 @@ TUNE_METRICS = {
 @dataclass(frozen=True)
 class TrialRecord:
     """One trial: its number, parameters, inner validation score, the outer test score of its
-    models (reports only), its wall time and the part of it spent fitting and scoring."""
+    models (reports only), its wall time and the part of it spent fitting and scoring; a
+    configuration the engine cannot run on this data (lightgbm's rf mode with max_features
+    giving 1 feature) has the reason instead of scores (NaN)."""
 
     number: int
     params: dict
@@ -43,6 +45,7 @@ class TrialRecord:
     outer_test_score: float
     seconds: float
     fit_score_seconds: float
+    infeasible: str | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ def outer_test_score(model: BaseEstimator, task: Task, metric: str, split: Fitte
 
 class Tuner:
     """Tunes the job's method on each outer split it is given. Building it checks that the
-    job's engine maps every parameter of the space (SkippedJob otherwise, before any trial).
+    job's engine maps every parameter of the space (SkippedJob otherwise, before any trial); a
+    trial whose values the engine cannot run on this data is infeasible, not the job.
     `log_trials(split_index, metric, trials)` receives each split's trials; `best_params` holds the
     chosen parameters of every split tuned so far."""
 
@@ -104,7 +108,20 @@ class Tuner:
         self.seed = cfg.seed if cfg.tune.seed is None else cfg.tune.seed
         self.log_trials = log_trials
         self.best_params: list[dict] = []
-        build(with_params(cfg, probe_values(self.space, cfg.method)), shape)
+        for name, values in probe_values(self.space, cfg.method).items():
+            self._check_mapped(name, values, shape)
+
+    def _check_mapped(self, name: str, values: list, shape: tuple[int, int]) -> None:
+        """SkippedJob unless the engine builds the job with at least one of the values."""
+        reasons = []
+        for value in values:
+            try:
+                build(with_params(self.cfg, {name: value}), shape)
+                return
+            except SkippedJob as reason:
+                reasons.append(reason)
+        if reasons:
+            raise reasons[0]
 
     def tune(self, split: FittedSplit) -> Tuning:
         """Run the trials on the split's training rows; return the best trial's estimator."""
@@ -121,11 +138,19 @@ class Tuner:
             and time.perf_counter() - start >= tune.timeout_seconds
         ):
             trial = study.ask(self.distributions)
-            record = self._run_trial(trial.number, trial.params, split, inner)
-            study.tell(trial, record.inner_score)
+            try:
+                record = self._run_trial(trial.number, trial.params, split, inner)
+                study.tell(trial, record.inner_score)
+            except SkippedJob as reason:
+                record = TrialRecord(trial.number, dict(trial.params), np.nan, np.nan, 0.0, 0.0,
+                                     str(reason))  # fmt: skip
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
             trials.append(record)
         self.log_trials(split.index, self.metric, trials)
-        best = min(trials, key=lambda record: (record.inner_score, record.number))
+        feasible = [record for record in trials if record.infeasible is None]
+        if not feasible:
+            raise SkippedJob(f"no trial could run: {trials[0].infeasible}")
+        best = min(feasible, key=lambda record: (record.inner_score, record.number))
         self.best_params.append(best.params)
         estimator = build(with_params(self.cfg, best.params), split.X_train.shape).estimator
         seconds = time.perf_counter() - start

@@ -69,15 +69,15 @@ def space_errors(method: str, space: DictConfig) -> list[str]:
     return errors
 
 
-def probe_values(space: DictConfig, defaults: DictConfig) -> dict:
-    """One value per parameter that differs from the method config's, where the space has one:
-    an engine that cannot map the parameter refuses it (SkippedJob) before any trial."""
+def probe_values(space: DictConfig, defaults: DictConfig) -> dict[str, list]:
+    """Per parameter, the values of its space that differ from the method config's (the
+    choices, or a range's bounds): an engine that refuses every one of them (SkippedJob)
+    cannot map the parameter, and the job is skipped before any trial."""
     probes = {}
     for name, distribution in distributions(space).items():
         if isinstance(distribution, optuna.distributions.CategoricalDistribution):
             candidates = list(distribution.choices)
         else:
             candidates = [distribution.high, distribution.low]
-        differing = [value for value in candidates if value != defaults[name]]
-        probes[name] = differing[0] if differing else candidates[0]
+        probes[name] = [value for value in candidates if value != defaults[name]]
     return probes

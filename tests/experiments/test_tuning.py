@@ -166,3 +166,23 @@ def test_a_tuned_sweep_reports_default_vs_tuned_and_best_so_far(cli, cli_runs, t
     assert tmp_path / "out" / "figures" / "best_so_far_test_error.png" in paths
     results = pd.read_csv(tmp_path / "out" / "results.csv")
     assert "trial" not in set(results["status"])
+
+
+def test_a_trial_the_engine_cannot_run_on_this_data_is_infeasible_not_the_job(compose_job,
+                                                                              runs_of):
+    """LightGBM's rf mode draws at least 2 features a node: max_features=0.1 of diabetes' 10
+    features cannot run there, sqrt (3 features) can."""
+    cfg = compose_job("dataset=diabetes", "method=random_forest", "engine=lightgbm",
+                      "method.n_estimators=10", "tune=random", "tune.n_trials=8",
+                      "~search_space.random_forest.max_depth",
+                      "~search_space.random_forest.n_estimators",
+                      "search_space.random_forest.max_features.choices=[0.1,sqrt]")
+    assert run_job(cfg) == "ok"
+    trials = [run for run in runs_of(cfg) if run.data.tags.get("status") == "trial"]
+    infeasible = [run for run in trials if "skip_reason" in run.data.tags]
+    assert {run.data.params["max_features"] for run in infeasible} == {"0.1"}
+    assert infeasible[0].data.tags["skip_reason"].startswith("lightgbm draws at least 2")
+    assert all("inner_rmse" in run.data.metrics for run in trials if run not in infeasible)
+    assert 0 < len(infeasible) < 8
+    [job] = [run for run in runs_of(cfg) if run.data.tags.get("status") == "ok"]
+    assert job.data.params["best.max_features"] == "sqrt"
