@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from reports.render import TextTable, pair_label
+from reports.render import TextTable, pair_label, row_decimals
 from reports.stats import ALPHA, holm, paired_values, wilcoxon_p
 from reports.styles import engine_style
 from reports.tables import PAIR_KEYS, MetricTable
@@ -56,11 +56,14 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
     )
     index = [f"{row.dataset}: {row.method} / {row.engine} ({row.sampler})"
              for row in comparison.itertuples()]  # fmt: skip
+    decimals = [row_decimals(pd.Series([row.default, row.tuned]))
+                for row in comparison.itertuples()]  # fmt: skip
     cells = pd.DataFrame(
         {
-            "default": [f"{v:.4g}" for v in comparison["default"]],
-            "tuned": [f"{v:.4g}" for v in comparison["tuned"]],
-            "gain": [f"{v:+.4g}" for v in comparison["gain"]],
+            "default": [f"{v:.{d}f}" for v, d in zip(comparison["default"], decimals, strict=True)],
+            "tuned": [f"{v:.{d}f}" for v, d in zip(comparison["tuned"], decimals, strict=True)],
+            "gain": [f"{round(v, d) + 0.0:+.{d}f}"  # + 0.0: no "-0.000"
+                     for v, d in zip(comparison["gain"], decimals, strict=True)],
             "p (Holm)": [f"{v:.3g}" for v in comparison["p_holm"]],
         },
         index=pd.Index(index, name="dataset: method / engine (sampler)"),
