@@ -22,7 +22,7 @@ from experiments.paths import PROJECT_ROOT
 READY_SECONDS = 120.0
 
 
-def postgres_uri(data: Path):
+def start_postgres(data: Path):
     """Start (or reuse) the PostgreSQL server of DATA/postgres; return it and its
     SQLAlchemy URI (a unix socket in the data directory)."""
     import pgserver
@@ -59,7 +59,7 @@ def team_server(data: Path, host: str = "127.0.0.1", port: int = 5000,
                 extra: list[str] | None = None) -> Iterator[str]:  # fmt: skip
     """Run PostgreSQL and the MLflow server while the block runs; yield the tracking URI."""
     data.mkdir(parents=True, exist_ok=True)
-    database, backend_uri = postgres_uri(data)
+    database, backend_uri = start_postgres(data)
     command = mlflow_server_command(backend_uri, data / "artifacts", host, port, extra or [])
     server = subprocess.Popen(command, cwd=data)
     url = f"http://{host}:{port}"

@@ -5,10 +5,14 @@ import logging
 import pytest
 from mlflow import MlflowClient
 from mlflow.exceptions import MlflowException
-from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE, TEMPORARILY_UNAVAILABLE
+from mlflow.protos.databricks_pb2 import (
+    BAD_REQUEST,
+    INVALID_PARAMETER_VALUE,
+    TEMPORARILY_UNAVAILABLE,
+)
 
 from experiments.run import run_job
-from experiments.store_retry import ATTEMPTS, retry_when_busy
+from experiments.store_retry import ATTEMPTS, RACE_ATTEMPTS, retry_when_busy
 
 
 def failing_twice(error_code: int):
@@ -67,3 +71,33 @@ def test_a_job_whose_metric_batches_meet_a_busy_store_logs_them_all(
         logged.info.run_id, "curve_test_rmse"
     )
     assert [point.step for point in history] == [1, 4]
+
+
+def test_an_insert_race_lost_to_a_concurrent_worker_is_retried():
+    calls = []
+
+    def log_input_beside_another_worker():
+        calls.append(None)
+        if len(calls) == 1:  # the server's answer when two workers insert one dataset at once
+            raise MlflowException(
+                '(psycopg.errors.UniqueViolation) duplicate key value violates unique '
+                'constraint "dataset_pk"', error_code=BAD_REQUEST,
+            )
+        return "logged"
+
+    assert retry_when_busy(log_input_beside_another_worker)() == "logged"
+    assert len(calls) == 2
+
+
+def test_a_unique_key_broken_on_every_call_fails_after_a_few_attempts():
+    calls = []
+
+    def always_duplicate():
+        calls.append(None)
+        raise MlflowException("UNIQUE constraint failed: datasets.dataset_uuid",
+                              error_code=BAD_REQUEST)
+
+    quick = retry_when_busy(always_duplicate).retry_with(wait=lambda state: 0)
+    with pytest.raises(MlflowException, match="UNIQUE constraint failed"):
+        quick()
+    assert len(calls) == RACE_ATTEMPTS

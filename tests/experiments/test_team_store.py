@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 from mlflow import MlflowClient
 
-from experiments.team_server import mlflow_server_command, postgres_uri, wait_until_ready
+from experiments.team_server import mlflow_server_command, start_postgres, wait_until_ready
 from reports.build import build_report
 
 SWEEP = ["-m", "dataset=wine,diabetes", "method=random_forest,gbt", "engine=inhouse,sklearn",
@@ -30,7 +30,7 @@ class Server:
 
     def __init__(self, data):
         self.data = data
-        self.database, self.backend_uri = postgres_uri(data)
+        self.database, self.backend_uri = start_postgres(data)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.start()
