@@ -335,7 +335,9 @@ class TuneConfig:
     """Hyper-parameter tuning inside each job (experiments/tuning/): `name` is the Optuna
     sampler (none: no tuning, random, tpe); n_trials or timeout_seconds, whichever ends first;
     the inner split of the outer training rows; the inner metric to minimize (None: the task's
-    primary one, error or rmse); the sampler's seed (None: the job's seed)."""
+    primary one, error or rmse); the sampler's seed (None: the job's seed). With
+    `tunability`, each parameter of the space is also tuned alone (the others at the method
+    config's values), for Probst et al.'s (2019) tunability."""
 
     name: str = "none"
     n_trials: int = 20
@@ -345,6 +347,7 @@ class TuneConfig:
     n_splits: int = 3  # inner kfold
     metric: str | None = None
     seed: int | None = None
+    tunability: bool = False
 
 
 class Distribution(Enum):

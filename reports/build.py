@@ -42,6 +42,8 @@ from reports.tuning import (
     best_so_far_figure,
     default_vs_tuned,
     format_default_vs_tuned,
+    format_tunability,
+    tunability,
 )
 
 
@@ -106,6 +108,9 @@ def build_report(
         comparison = default_vs_tuned(table)
         if not comparison.empty:
             text_tables.append(format_default_vs_tuned(comparison, table.metric))
+        tunabilities = tunability(ok, table.metric)
+        if not tunabilities.empty:
+            text_tables.append(format_tunability(tunabilities, table.metric))
 
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {

@@ -1,10 +1,11 @@
 """Tuned against default: per dataset and (method, engine), the gain of tuning and its
-significance, and best-so-far curves over the trials (Grinsztajn et al. 2022, section 4: the
+significance; best-so-far curves over the trials (Grinsztajn et al. 2022, section 4: the
 outer test score of the best configuration so far by inner score, averaged over random orders
-of the trials)."""
+of the trials); and the tunability of each hyper-parameter (Probst et al. 2019)."""
 
 import itertools
 import math
+import re
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -18,6 +19,8 @@ from reports.tables import PAIR_KEYS, MetricTable
 
 TUNED_SEPARATOR = "+"  # a tuned job's method label: gbt+tpe (reports.runs.load_runs)
 N_ORDERS = 100  # random orders of the trials that a best-so-far curve averages
+TUNABILITY_COLUMNS = ["method", "sampler", "engine", "parameter", "tunability", "share",
+                      "datasets", "p_holm"]  # fmt: skip
 
 
 def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
@@ -72,6 +75,74 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
     bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
     bold["gain"] = significant
     return TextTable(f"{metric}: default vs tuned", caption, cells, bold)
+
+
+def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Probst et al. (2019, eq. 2, with nested outer test scores): per tuned (method, engine)
+    and parameter p, d_p = default - tuned with p alone (the others at their defaults), each
+    dataset's mean over seeds and splits, then the mean over datasets (> 0: tuning p alone
+    helped); `share` = d_p / the joint tuning's gain; p: two-sided Wilcoxon signed-rank on the
+    runs' (default, tuned alone) pairs, Holm-adjusted over the parameters of the method."""
+    default = f"default_{metric}"
+    if default not in runs.columns:
+        return pd.DataFrame(columns=TUNABILITY_COLUMNS)
+    alone = {match[1]: column for column in runs.columns
+             if (match := re.fullmatch(rf"tunability_(.+)_{metric}", column))}  # fmt: skip
+    rows = []
+    for (label, engine), group in runs[runs[default].notna()].groupby(PAIR_KEYS):
+        method, _, sampler = label.partition(TUNED_SEPARATOR)
+        joint = dataset_gain(group, default, metric).mean()
+        compared = []
+        for parameter, column in sorted(alone.items()):
+            scored = group[group[column].notna()]
+            if scored.empty:
+                continue
+            gain = dataset_gain(scored, default, column).mean()
+            compared.append({"method": method, "sampler": sampler, "engine": engine,
+                             "parameter": parameter, "tunability": gain,
+                             "share": gain / joint if joint > 0 else np.nan,
+                             "datasets": scored["dataset"].nunique(),
+                             "p": wilcoxon_p(scored[default], scored[column])})  # fmt: skip
+        for row, adjusted in zip(compared, holm([r["p"] for r in compared]), strict=True):
+            rows.append({**row, "p_holm": adjusted})
+    table = pd.DataFrame(rows, columns=TUNABILITY_COLUMNS)
+    return table.sort_values(["method", "engine", "tunability"], ascending=[True, True, False],
+                             ignore_index=True)  # fmt: skip
+
+
+def dataset_gain(runs: pd.DataFrame, before: str, after: str) -> pd.Series:
+    """Per dataset, the mean of `before` minus the mean of `after` over its runs."""
+    means = runs.groupby("dataset")[[before, after]].mean()
+    return means[before] - means[after]
+
+
+def format_tunability(table: pd.DataFrame, metric: str) -> TextTable:
+    """The tunability table: a significant positive tunability in bold."""
+    caption = (
+        f"{metric}: tunability of each hyper-parameter (Probst et al. 2019): the gain of tuning "
+        "it alone, the others at their defaults (nested: inner split, best trial refitted, "
+        "outer test score), mean over datasets of default - tuned alone (> 0: tuning it "
+        "helped); share: of the gain of tuning all of them jointly; p: two-sided Wilcoxon "
+        "signed-rank over runs, Holm-corrected within the method; bold: significant at alpha "
+        f"{ALPHA}."
+    )
+    decimals = row_decimals(table["tunability"])
+    index = [f"{row.method} / {row.engine} ({row.sampler}): {row.parameter}"
+             for row in table.itertuples()]  # fmt: skip
+    cells = pd.DataFrame(
+        {
+            "tunability": [f"{round(v, decimals) + 0.0:+.{decimals}f}"  # + 0.0: no "-0.000"
+                           for v in table["tunability"]],  # fmt: skip
+            "share of joint gain": [f"{v:.0%}" if not np.isnan(v) else "-"
+                                    for v in table["share"]],  # fmt: skip
+            "datasets": [str(n) for n in table["datasets"]],
+            "p (Holm)": [f"{v:.3g}" for v in table["p_holm"]],
+        },
+        index=pd.Index(index, name="method / engine (sampler): parameter"),
+    )
+    bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
+    bold["tunability"] = ((table["p_holm"] < ALPHA) & (table["tunability"] > 0)).to_numpy()
+    return TextTable(f"{metric}: tunability per hyper-parameter", caption, cells, bold)
 
 
 def best_so_far(test: np.ndarray, inner: np.ndarray, orders: np.ndarray) -> np.ndarray:

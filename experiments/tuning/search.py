@@ -58,6 +58,14 @@ class Tuning:
     scores: dict[str, float]
 
 
+def best_trial(trials: list[TrialRecord]) -> TrialRecord:
+    """The feasible trial of lowest inner score (ties: the earlier); SkippedJob if none ran."""
+    feasible = [record for record in trials if record.infeasible is None]
+    if not feasible:
+        raise SkippedJob(f"no trial could run: {trials[0].infeasible}")
+    return min(feasible, key=lambda record: (record.inner_score, record.number))
+
+
 def tune_metric(tune: DictConfig, task: Task) -> str:
     """The inner metric to minimize: tune.metric, else the task's primary one (error, rmse)."""
     return tune.metric or primary_metric(task).removeprefix("test_")
@@ -124,33 +132,17 @@ class Tuner:
             raise reasons[0]
 
     def tune(self, split: FittedSplit) -> Tuning:
-        """Run the trials on the split's training rows; return the best trial's estimator."""
+        """Run the trials on the split's training rows; return the best trial's estimator (with
+        `tunability`, also the outer test scores of the defaults and of each parameter tuned
+        alone)."""
         start = time.perf_counter()
         tune = self.cfg.tune
         inner = list(split_rows(self.task, split.X_train, split.y_train,
                                 tune.inner is InnerKind.kfold, tune.test_size, tune.n_splits, 1,
                                 self.seed))  # fmt: skip
-        sampler = SAMPLERS[tune.name](seed=self.seed)
-        study = optuna.create_study(direction="minimize", sampler=sampler)
-        trials = []
-        while len(trials) < tune.n_trials and not (
-            tune.timeout_seconds is not None
-            and time.perf_counter() - start >= tune.timeout_seconds
-        ):
-            trial = study.ask(self.distributions)
-            try:
-                record = self._run_trial(trial.number, trial.params, split, inner)
-                study.tell(trial, record.inner_score)
-            except SkippedJob as reason:
-                record = TrialRecord(trial.number, dict(trial.params), np.nan, np.nan, 0.0, 0.0,
-                                     str(reason))  # fmt: skip
-                study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            trials.append(record)
+        trials = self._study(self.distributions, split, inner)
         self.log_trials(split.index, self.metric, trials)
-        feasible = [record for record in trials if record.infeasible is None]
-        if not feasible:
-            raise SkippedJob(f"no trial could run: {trials[0].infeasible}")
-        best = min(feasible, key=lambda record: (record.inner_score, record.number))
+        best = best_trial(trials)
         self.best_params.append(best.params)
         estimator = build(with_params(self.cfg, best.params), split.X_train.shape).estimator
         seconds = time.perf_counter() - start
@@ -161,7 +153,52 @@ class Tuner:
             f"tune_best_inner_{self.metric}": best.inner_score,
             "tune_overhead_fraction": 1.0 - fit_score_seconds / seconds,
         }
+        if tune.tunability:
+            scores |= self._tunability(split, inner)
         return Tuning(estimator, best.params, scores)
+
+    def _study(self, space: dict, split: FittedSplit, inner: list[tuple]) -> list[TrialRecord]:
+        """Optuna's ask-and-tell loop over `space` (the sampler seeded by the job), until
+        n_trials or timeout_seconds; a trial the engine cannot run is told as failed."""
+        start = time.perf_counter()
+        tune = self.cfg.tune
+        study = optuna.create_study(direction="minimize",
+                                    sampler=SAMPLERS[tune.name](seed=self.seed))  # fmt: skip
+        trials = []
+        while len(trials) < tune.n_trials and not (
+            tune.timeout_seconds is not None
+            and time.perf_counter() - start >= tune.timeout_seconds
+        ):
+            trial = study.ask(space)
+            try:
+                record = self._run_trial(trial.number, trial.params, split, inner)
+                study.tell(trial, record.inner_score)
+            except SkippedJob as reason:
+                record = TrialRecord(trial.number, dict(trial.params), np.nan, np.nan, 0.0, 0.0,
+                                     str(reason))  # fmt: skip
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            trials.append(record)
+        return trials
+
+    def _tunability(self, split: FittedSplit, inner: list[tuple]) -> dict[str, float]:
+        """Probst et al. (2019, eq. 2 with nested scores): the outer test score of the method
+        config (default_test_<metric>) and, per parameter p, of the best configuration of a
+        study that tunes p alone on the same inner split, the others at the method config's
+        values, refitted on the outer training rows (tunability_<p>_test_<metric>). The
+        tunability of p on this split is default - tuned alone."""
+        scores = {f"default_test_{self.metric}": self._refit_score({}, split)}
+        for name, distribution in self.distributions.items():
+            alone = best_trial(self._study({name: distribution}, split, inner))
+            score_alone = self._refit_score(alone.params, split)
+            scores[f"tunability_{name}_test_{self.metric}"] = score_alone
+        return scores
+
+    def _refit_score(self, params: dict, split: FittedSplit) -> float:
+        """The method config with `params`, fitted on the outer training rows and scored once on
+        the outer test rows."""
+        estimator = build(with_params(self.cfg, params), split.X_train.shape).estimator
+        model = fit_inner(estimator, split.X_train, split.y_train)
+        return outer_test_score(model, self.task, self.metric, split)
 
     def _run_trial(
         self, number: int, params: dict, split: FittedSplit, inner: list[tuple]

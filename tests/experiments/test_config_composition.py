@@ -50,6 +50,7 @@ N_JOBS = {
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
     "bias_variance": 2 * 6 * 3,  # datasets x methods x seeds
     "tuned": 2 * 4 * 4 * 2 * 3,  # datasets x methods x engines x (default, tpe) x seeds
+    "tunability": 2 * 2 * 3,  # datasets x methods x seeds
 }
 
 
@@ -68,6 +69,11 @@ def test_every_sweep_preset_is_a_multirun_whose_jobs_compose(sweep):
     assert cfg.hydra.mode == RunMode.MULTIRUN
     assert cfg.mlflow.experiment_name == sweep
     assert len(jobs) == N_JOBS[sweep]
+
+
+def test_the_tunability_preset_tunes_each_parameter_alone():
+    _, jobs = compose_sweep("tunability")
+    assert {(job.tune.name, job.tune.tunability) for job in jobs} == {("tpe", True)}
 
 
 def test_generated_datasets_default_to_the_documented_sizes():
