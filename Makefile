@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # the optional extra of a team store (PostgreSQL, its driver): make server and make test
-$(TEAM_STAMP): $(STAMP)
+$(TEAM_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev,team]"
 	touch $(TEAM_STAMP)
 

@@ -14,6 +14,7 @@ from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from experiments import ray_cluster
 from experiments.config_errors import exit_if_invalid
 from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
 from experiments.tracking import SWEEP_RUN_ENV, open_experiment
@@ -55,6 +56,8 @@ class LabCallback(Callback):
         self.experiment_id = open_experiment(config.mlflow)
         self.sweep_run_id = open_sweep_run(self.experiment_id, config, self.n_jobs)
         os.environ[SWEEP_RUN_ENV] = self.sweep_run_id  # the jobs' parent, in every launcher
+        if ray_cluster.launches_on_ray(config):
+            ray_cluster.connect(config)  # Ray's workers get the environment from the sweep
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         seconds = time.monotonic() - self.start

@@ -3,6 +3,7 @@ store is never touched)."""
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,18 @@ from experiments.configs import register_configs
 from experiments.paths import CONF_DIR
 
 register_configs()
+
+
+@pytest.fixture(scope="session")
+def free_port():
+    """free_port() -> a TCP port of 127.0.0.1 that nothing listens on now."""
+
+    def free_port() -> int:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return probe.getsockname()[1]
+
+    return free_port
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ parallel sweep logs every run there, resumes from it, survives a server restart,
 report."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,19 +18,13 @@ SWEEP = ["-m", "dataset=wine,diabetes", "method=random_forest,gbt", "engine=inho
          "seed=0,1,2", "method.n_estimators=10"]  # 24 jobs
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Server:
     """PostgreSQL for the whole module, and an mlflow server that a test may restart."""
 
-    def __init__(self, data):
+    def __init__(self, data, port: int):
         self.data = data
         self.database, self.backend_uri = start_postgres(data)
-        self.port = free_port()
+        self.port = port
         self.url = f"http://127.0.0.1:{self.port}"
         self.start()
 
@@ -48,8 +41,8 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    running = Server(tmp_path_factory.mktemp("team"))
+def server(tmp_path_factory, free_port):
+    running = Server(tmp_path_factory.mktemp("team"), free_port())
     yield running
     running.stop()
     running.database.cleanup()
