@@ -2,13 +2,15 @@
 are started by `ray start` on each node, not by the sweep, so they do not inherit its
 environment: the sweep connects to the cluster before the launcher does, with the variables a
 job reads (the sweep's parent run, MLflow's and the lab's settings, numba's) in the job's
-runtime_env."""
+runtime_env, and each Ray worker compiles the engine (ensembles.warm) when it starts, before
+any job."""
 
 import os
 
 from omegaconf import DictConfig, OmegaConf
 
 FORWARDED_PREFIXES = ("EXPERIMENTS_", "MLFLOW_", "NUMBA_")
+WORKER_SETUP = "ensembles.warm.compile_all"
 LAUNCHER_MODULE = "hydra_plugins.hydra_ray_launcher"
 
 
@@ -20,8 +22,9 @@ def launches_on_ray(config: DictConfig) -> bool:
 def connect(config: DictConfig) -> None:
     """ray.init with the launcher's `hydra.launcher.ray.init` settings (address: a running
     cluster, e.g. auto or host:port; None: a local one) and runtime_env.env_vars extended by
-    this process's EXPERIMENTS_*, MLFLOW_* and NUMBA_* variables; the launcher then finds Ray
-    initialized and submits every job there."""
+    this process's EXPERIMENTS_*, MLFLOW_* and NUMBA_* variables, and the worker setup hook
+    WORKER_SETUP unless one is given; the launcher then finds Ray initialized and submits every
+    job there."""
     import ray  # the team extra
 
     init = OmegaConf.to_container(config.hydra.launcher.ray.init, resolve=True)
@@ -29,4 +32,5 @@ def connect(config: DictConfig) -> None:
     forwarded = {name: value for name, value in os.environ.items()
                  if name.startswith(FORWARDED_PREFIXES)}  # fmt: skip
     runtime_env["env_vars"] = {**forwarded, **runtime_env.get("env_vars", {})}
+    runtime_env.setdefault("worker_process_setup_hook", WORKER_SETUP)
     ray.init(**init, runtime_env=runtime_env, log_to_driver=False)

@@ -153,3 +153,21 @@ def test_a_run_records_the_library_versions(compose_job, runs_of):
     [run] = runs_of(cfg)
     assert run.data.tags["version.scikit-learn"] == sklearn.__version__
     assert run.data.tags["version.xgboost"] == xgboost.__version__
+
+
+def test_the_engine_is_compiled_once_per_process_before_the_first_inhouse_fit(compose_job,
+                                                                               monkeypatch):
+    calls = []
+    monkeypatch.setattr(run, "compile_all", lambda: calls.append("compiled") or 0.0)
+    run.warm_engine.cache_clear()
+    try:
+        assert run_job(compose_job(*SMALL, "dataset=wine")) == "ok"
+        assert calls == []  # a reference engine's job needs no numba kernel
+        first_fit = []
+        monkeypatch.setattr(run, "evaluate", lambda *args: first_fit.append(list(calls)) or
+                            ([{"test_error": 0.0}], {}, {}))  # fmt: skip
+        for seed in (0, 1):
+            run_job(compose_job("method.n_estimators=3", "dataset=wine", f"seed={seed}"))
+        assert calls == ["compiled"] and first_fit == [["compiled"], ["compiled"]]
+    finally:
+        run.warm_engine.cache_clear()

@@ -1,0 +1,61 @@
+"""Compile every numba kernel of the engine once, or load it from numba's cache: a tiny fit
+(without and with sample weights) and predict of each estimator on each task it takes, with
+each GBT loss. A worker that runs it
+before its first job (a new cluster node, a Ray worker's setup hook) keeps compilation out of
+the jobs' fit_seconds. `python -m ensembles.warm` prints how long it took."""
+
+import time
+
+import numpy as np
+
+import ensembles
+from ensembles.methods.gbt import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
+
+N_ROWS, N_FEATURES = 200, 4
+
+
+def tiny_tasks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Binary, 3-class and regression data of N_ROWS x N_FEATURES (positive targets, for
+    poisson)."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(N_ROWS, N_FEATURES))
+    score = X[:, 0] + X[:, 1] ** 2
+    return {"binary": (X, (score > np.median(score)).astype(int)),
+            "multiclass": (X, np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))),
+            "regression": (X, np.exp(0.3 * score))}  # fmt: skip
+
+
+def warm_fits() -> list[tuple[str, object, str]]:
+    """(name, unfitted estimator, task) of every fit compile_all makes."""
+    fits = []
+    for name in ensembles.__all__:
+        model = getattr(ensembles, name)
+        tasks = ["regression"] if name.endswith("Regressor") else ["binary", "multiclass"]
+        if name == "GradientBoostingRegressor":
+            fits += [(f"{name}(loss={loss})", model(loss=loss, n_estimators=3), "regression")
+                     for loss in REGRESSION_LOSSES]  # fmt: skip
+        elif name == "GradientBoostingClassifier":
+            fits += [(f"{name}(loss={loss})", model(loss=loss, n_estimators=3),
+                      "multiclass" if loss == "softmax" else "binary")
+                     for loss in CLASSIFICATION_LOSSES]  # fmt: skip
+        else:
+            fits += [(name, model(n_estimators=3), task) for task in tasks]
+    return fits
+
+
+def compile_all() -> float:
+    """Fit (without and with sample weights) and predict every warm_fits() estimator; return
+    the seconds it took."""
+    start = time.perf_counter()
+    tasks = tiny_tasks()
+    weights = np.linspace(0.5, 1.5, N_ROWS)
+    for _, estimator, task in warm_fits():
+        X, y = tasks[task]
+        estimator.fit(X, y).predict(X)
+        estimator.fit(X, y, sample_weight=weights)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    seconds = compile_all()
+    print(f"compiled or loaded the engine's kernels ({len(warm_fits())} fits) in {seconds:.1f} s")

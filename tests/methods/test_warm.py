@@ -1,0 +1,50 @@
+"""The warm-up a new worker runs before its first job fits every estimator and every GBT loss,
+so that no job's fit_seconds includes compiling a kernel."""
+
+import sys
+
+import numpy as np
+from numba.core.registry import CPUDispatcher as Dispatcher
+
+import ensembles
+from ensembles import warm
+from ensembles.methods.gbt import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
+
+
+def test_the_warm_up_fits_every_estimator_on_every_task_and_every_gbt_loss():
+    fits = warm.warm_fits()
+    names = {name.split("(")[0] for name, _, _ in fits}
+    assert names == set(ensembles.__all__)
+    losses = {estimator.loss for name, estimator, _ in fits if name.startswith("GradientBoosting")}
+    assert losses == set(REGRESSION_LOSSES) | set(CLASSIFICATION_LOSSES)
+    classifiers = {name for name, _, task in fits if task == "multiclass"}
+    assert {"RandomForestClassifier", "AdaBoostClassifier", "LogitBoostClassifier"} <= classifiers
+    assert warm.compile_all() > 0
+
+
+def engine_signatures() -> dict[str, int]:
+    """Per numba dispatcher of the engine and the losses, how many signatures it compiled."""
+    counts = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith(("ensembles.engine", "ensembles.losses")):
+            for attribute, value in vars(module).items():
+                if isinstance(value, Dispatcher):
+                    counts[f"{name}.{attribute}"] = len(value.signatures)
+    return counts
+
+
+def test_after_the_warm_up_a_first_fit_compiles_nothing():
+    """Fits of every estimator with other options and another data shape than the warm-up's
+    (n_jobs=2, sample weights, lossguide, subsampling) add no signature to any kernel."""
+    warm.compile_all()
+    before = engine_signatures()
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(300, 7))
+    y = (X[:, 0] > 0).astype(int)
+    weights = rng.uniform(0.5, 2.0, len(y))
+    for name in ensembles.__all__:
+        target = X[:, 1] if name.endswith("Regressor") else y
+        getattr(ensembles, name)(n_estimators=2, n_jobs=2).fit(X, target, sample_weight=weights)
+    ensembles.GradientBoostingClassifier(n_estimators=2, grow_policy="lossguide", max_leaves=7,
+                                         subsample=0.5, colsample_bynode=0.5).fit(X, y)
+    assert engine_signatures() == before
