@@ -8,7 +8,7 @@ python -m experiments.run -m +sweep=default                # a sweep
 import logging
 import os
 import sys
-from functools import cache, partial
+from functools import partial
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from ensembles.warm import compile_all
+from ensembles import warm
 from experiments import tracking
 from experiments.analyses.bias_variance import evaluate_bias_variance
 from experiments.config_errors import exit_if_invalid, one_line_config_errors
@@ -47,7 +47,7 @@ def run_job(cfg: DictConfig) -> str:
     with tracking.job_run(experiment_id, job_name(cfg), key):
         try:
             if cfg.engine.name == "inhouse" or cfg.eval.parity:
-                warm_engine()
+                warm.compile_once()  # not in the job's timed fit and peak memory
             reset_peak_rss()
             tracking.log_job(cfg)
             task = cfg.dataset.task
@@ -97,14 +97,6 @@ def run_job(cfg: DictConfig) -> str:
         shown = [f"{name}={means[name]:.4g}" for name in key_metrics if name in means]
         log.info("%s ok: %s", job_name(cfg), ", ".join(shown))
         return tracking.mark("ok")
-
-
-@cache
-def warm_engine() -> float:
-    """Compile (or load from numba's cache) every kernel of the engine once per process, before
-    the first in-house job times its fit and measures its memory: a first job would otherwise
-    count up to a minute of compilation (an empty cache) or a second of loading in fit_seconds."""
-    return compile_all()
 
 
 def show_progress(estimator: BaseEstimator) -> None:

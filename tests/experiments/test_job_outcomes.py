@@ -7,6 +7,7 @@ from sklearn.datasets import load_wine
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
 
+from ensembles import warm
 from experiments import run
 from experiments.run import run_job
 from experiments.tracking import run_key
@@ -158,8 +159,8 @@ def test_a_run_records_the_library_versions(compose_job, runs_of):
 def test_the_engine_is_compiled_once_per_process_before_the_first_inhouse_fit(compose_job,
                                                                                monkeypatch):
     calls = []
-    monkeypatch.setattr(run, "compile_all", lambda: calls.append("compiled") or 0.0)
-    run.warm_engine.cache_clear()
+    monkeypatch.setattr(warm, "compile_all", lambda: calls.append("compiled") or 0.0)
+    warm.compile_once.cache_clear()
     try:
         assert run_job(compose_job(*SMALL, "dataset=wine")) == "ok"
         assert calls == []  # a reference engine's job needs no numba kernel
@@ -170,4 +171,4 @@ def test_the_engine_is_compiled_once_per_process_before_the_first_inhouse_fit(co
             run_job(compose_job("method.n_estimators=3", "dataset=wine", f"seed={seed}"))
         assert calls == ["compiled"] and first_fit == [["compiled"], ["compiled"]]
     finally:
-        run.warm_engine.cache_clear()
+        warm.compile_once.cache_clear()
