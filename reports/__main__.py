@@ -1,4 +1,5 @@
-"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI] [--baseline M/E]`."""
+"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI] [--baseline M/E]
+[--sweep RUN_ID|latest]`."""
 
 import argparse
 import os
@@ -29,11 +30,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar="METHOD/ENGINE",
         help="column the wins/ties/losses tables compare with (default: each table's first)",
     )
+    parser.add_argument(
+        "--sweep",
+        metavar="RUN_ID|latest",
+        help="only the runs one sweep logged: its parent run's id, or latest (default: all)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # margins.csv reads
     try:
         paths = build_report(
-            tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline
+            tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline, args.sweep
         )
     except ReportError as error:
         print(f"error: {error}", file=sys.stderr)

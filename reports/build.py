@@ -26,6 +26,7 @@ from reports.runs import (
     load_trials,
     log_report_run,
     open_experiment,
+    sweep_run_id,
 )
 from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
 from reports.tables import (
@@ -62,14 +63,22 @@ def parse_baseline(baseline: str | None, tables: list[MetricTable]) -> tuple[str
 
 
 def build_report(
-    tracking_uri: str, experiment: str, out_dir: Path, baseline: str | None = None
+    tracking_uri: str,
+    experiment: str,
+    out_dir: Path,
+    baseline: str | None = None,
+    sweep: str | None = None,
 ) -> list[Path]:
-    """Write the report files of `experiment` into `out_dir`, log its figures to a `report` run of
-    the experiment, and return the paths; raises ReportError (and writes nothing) if the
-    experiment is missing, has no ok run, or `baseline` (`METHOD/ENGINE`) is not one of its
+    """Write the report files of `experiment` (only the runs logged by `sweep`, a sweep run's id
+    or `latest`, if given) into `out_dir`, log its figures to a `report` run of the experiment,
+    and return the paths; raises ReportError (and writes nothing) if the experiment or the
+    sweep is missing, there is no ok run, or `baseline` (`METHOD/ENGINE`) is not one of its
     columns."""
     client, experiment_id = open_experiment(tracking_uri, experiment)
     runs = load_runs(client, experiment_id)
+    if sweep is not None:
+        chosen_sweep = sweep_run_id(client, experiment_id, sweep)
+        runs = runs[runs.reindex(columns=["sweep_id"])["sweep_id"] == chosen_sweep]
     ok = ok_runs(runs)
     print(left_out_line(runs, ok))
     tables: list[MetricTable] = []

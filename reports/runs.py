@@ -88,6 +88,23 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     return runs.sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
 
 
+LATEST_SWEEP = "latest"
+
+
+def sweep_run_id(client: MlflowClient, experiment_id: str, sweep: str) -> str:
+    """The run id of the experiment's sweep `sweep` (a sweep run's id, or `latest`: the one
+    started last); raises ReportError naming the latest sweeps when there is no such sweep."""
+    sweeps = client.search_runs([experiment_id], f"tags.status = '{SWEEP_STATUS}'",
+                                order_by=["attributes.start_time DESC"])  # fmt: skip
+    if sweep == LATEST_SWEEP and sweeps:
+        return sweeps[0].info.run_id
+    if any(run.info.run_id == sweep for run in sweeps):
+        return sweep
+    listed = ", ".join(f"{run.info.run_id} ({run.info.run_name})" for run in sweeps[:5])
+    raise ReportError(f"no sweep '{sweep}' in this experiment; its latest sweeps: "
+                      f"{listed or 'none'}")  # fmt: skip
+
+
 def load_split_values(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Long table of `metric` per (run, split): dataset, method, engine, seed, run_id, split, value.
 

@@ -2,6 +2,7 @@
 
 from collections import Counter
 
+import pandas as pd
 from mlflow import MlflowClient
 
 
@@ -144,3 +145,24 @@ def test_a_one_dataset_sweep_feeds_the_report(cli, cli_runs, tmp_path):
     assert "random_forest / inhouse" in table and "random_forest / sklearn" in table
     errors = [run.data.metrics["test_error"] for run in runs]
     assert all(0.0 <= error < 0.15 for error in errors)
+
+
+def test_the_report_selects_the_runs_of_one_sweep(cli, cli_runs, tmp_path):
+    """Two sweeps into one experiment (seeds 0 and 1): --sweep latest reports the second only,
+    --sweep with the first sweep's run id the first only, an unknown id names the sweeps."""
+    from reports.__main__ import main
+
+    for seed in (0, 1):
+        result = cli("-m", "dataset=breast_cancer", "engine=inhouse,sklearn", f"seed={seed}",
+                     "method.n_estimators=10", "mlflow.experiment_name=two_sweeps")
+        assert result.returncode == 0, result.stderr
+    runs = cli_runs("two_sweeps")
+    first_sweep = {run.data.tags["sweep_id"] for run in runs if run.data.tags["seed"] == "0"}
+    assert len(first_sweep) == 1 and len(runs) == 4
+    uri = ["--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}", "--experiment", "two_sweeps"]
+    for sweep, seed in (("latest", 1), (first_sweep.pop(), 0)):
+        out = tmp_path / f"report_{seed}"
+        assert main([*uri, "--out", str(out), "--sweep", sweep]) == 0
+        results = pd.read_csv(out / "results.csv")
+        assert set(results["seed"]) == {seed} and len(results) == 2
+    assert main([*uri, "--out", str(tmp_path / "none"), "--sweep", "0123abc"]) == 1
