@@ -7,17 +7,35 @@ TEAM_STAMP := $(VENV)/.team-installed
 EXP ?= default
 ARGS ?=
 
-.PHONY: sweep test report ui bench lint server
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+LOCK := requirements/sweep.lock
+TEAM_LOCK := requirements/team.lock
+# the locks: exact versions with hashes, for Linux x86_64 and Python 3.11; pyproject.toml keeps
+# the compatible ranges for installing the package into another environment
+UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --upgrade \
+	--python-version 3.11 --python-platform x86_64-unknown-linux-gnu -c requirements/constraints.txt
 
-$(STAMP): pyproject.toml
+.PHONY: sweep test report ui bench lint server lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+	$(PIP) --require-hashes -r $(LOCK)
+	$(PIP) --no-deps -e .
 	touch $(STAMP)
 
-# the optional extra of a team store (PostgreSQL, its driver): make server and make test
-$(TEAM_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev,team]"
+# the optional extra of a team store and a cluster (PostgreSQL, its driver, Ray): make server
+# and make test
+$(TEAM_STAMP): $(STAMP) $(TEAM_LOCK)
+	$(PIP) --require-hashes -r $(TEAM_LOCK)
 	touch $(TEAM_STAMP)
+
+# re-resolve both locks to the newest releases within pyproject.toml's ranges (the sweep's lock
+# constrained by the team's, so that both pin the same versions); then run make test, whose
+# parity tests check the new versions
+lock: $(STAMP)
+	$(PIP) uv
+	$(UV_COMPILE) --extra dev --extra team -o $(TEAM_LOCK)
+	$(UV_COMPILE) --extra dev -c $(TEAM_LOCK) -o $(LOCK)
 
 # the default sweep, unless ARGS names another preset (ARGS="+sweep=parity" or "sweep=parity")
 DEFAULT_SWEEP := $(if $(findstring sweep=,$(ARGS)),,+sweep=default)

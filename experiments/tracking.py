@@ -1,7 +1,6 @@
 """MLflow bookkeeping: the store, a job's identity (run_key) and what a run logs."""
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -22,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
 from experiments.configs import method_key
+from experiments.environment import environment_tags
 from experiments.liveness import heartbeat, identity_tags
 from experiments.paths import PROJECT_ROOT
 from experiments.store import sqlite_path, tracking_uri
@@ -138,18 +138,10 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-ENGINE_LIBRARIES = ("numba", "numpy", "scikit-learn", "xgboost", "lightgbm")
-
-
-def library_versions() -> dict[str, str]:
-    """Tags version.<library>: the installed versions of the engines' libraries."""
-    return {f"version.{name}": importlib.metadata.version(name) for name in ENGINE_LIBRARIES}
-
-
 @retry_when_busy
 def log_job(cfg: DictConfig) -> None:
-    """Tags that identify the job, the job config (and the tracking settings) as flattened
-    params, config.yaml as an artifact."""
+    """Tags that identify the job and its environment (experiments.environment), the job config
+    (and the tracking settings) as flattened params, config.yaml as an artifact."""
     tags = {
         "dataset": cfg.dataset.name,
         "method": cfg.method.name,
@@ -160,7 +152,7 @@ def log_job(cfg: DictConfig) -> None:
         "tune": cfg.tune.name,
         "git_commit": git_commit(),
     }
-    mlflow.set_tags({**tags, **library_versions()})
+    mlflow.set_tags({**tags, **environment_tags()})
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     params = {**job_config(cfg), **{name: container[name] for name in TRACKING_KEYS}}
     mlflow.log_params(flatten(params))

@@ -1,5 +1,6 @@
 """Build the report of one MLflow experiment: results.csv, tables.md, tables.tex and figures/."""
 
+import sys
 from pathlib import Path
 
 from reports.analyses.bias_variance import bias_variance_tables
@@ -33,6 +34,7 @@ from reports.tables import (
     PRIMARY_METRICS,
     MetricTable,
     left_out_line,
+    mixed_environments_line,
     ok_runs,
     parity,
     summarize,
@@ -81,6 +83,9 @@ def build_report(
         runs = runs[runs.reindex(columns=["sweep_id"])["sweep_id"] == chosen_sweep]
     ok = ok_runs(runs)
     print(left_out_line(runs, ok))
+    mixed = mixed_environments_line(ok)
+    if mixed:
+        print(mixed, file=sys.stderr)
     tables: list[MetricTable] = []
     for metric in PRIMARY_METRICS:
         if metric in ok.columns and ok[metric].notna().any():

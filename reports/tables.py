@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from experiments.environment import ENVIRONMENT_TAGS
 from reports.runs import CELL_KEYS
 
 PRIMARY_METRICS = ("test_error", "test_rmse")
@@ -28,6 +29,21 @@ def left_out_line(runs: pd.DataFrame, ok: pd.DataFrame) -> str:
     if repeated:
         parts.append(f"{repeated} ok runs of a run_key that has a later one")
     return f"report: {len(ok)} ok runs in the tables; left out: {', '.join(parts) or 'none'}"
+
+
+def mixed_environments_line(ok: pd.DataFrame) -> str | None:
+    """A warning line when the runs come from more than one environment (the tags of
+    experiments.environment.ENVIRONMENT_TAGS: lock file, CPU model, OS, Python), naming the tags
+    that differ and their values; None when they all agree."""
+    present = [tag for tag in ENVIRONMENT_TAGS if tag in ok.columns]
+    differing = {tag: sorted(ok[tag].dropna().unique()) for tag in present
+                 if ok[tag].nunique() > 1}  # fmt: skip
+    if not differing:
+        return None
+    shown = "; ".join(f"{tag}: {', '.join(values)}" for tag, values in differing.items())
+    n = len(ok[present].drop_duplicates())
+    return (f"warning: the runs come from {n} environments ({shown}); "
+            "their times and scores may not be comparable")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """One job in process: what an ok, a skipped and a failed run log, run_key, and resume."""
 
+import platform
+
 import numpy as np
 import pytest
 from mlflow import MlflowClient
@@ -9,6 +11,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
 
 from ensembles import warm
 from experiments import run
+from experiments.environment import lock_tag
 from experiments.run import run_job
 from experiments.tracking import run_key
 
@@ -143,7 +146,7 @@ def test_resume_reruns_a_failed_job(compose_job, runs_of, monkeypatch):
     assert sorted(r.data.tags["status"] for r in runs_of(cfg)) == ["failed", "ok"]
 
 
-def test_a_run_records_the_library_versions(compose_job, runs_of):
+def test_a_run_records_its_environment(compose_job, runs_of):
     import sklearn
     import xgboost
 
@@ -154,6 +157,9 @@ def test_a_run_records_the_library_versions(compose_job, runs_of):
     [run] = runs_of(cfg)
     assert run.data.tags["version.scikit-learn"] == sklearn.__version__
     assert run.data.tags["version.xgboost"] == xgboost.__version__
+    assert run.data.tags["version.python"] == platform.python_version()
+    assert run.data.tags["env.lock"] == lock_tag()
+    assert {"env.os", "env.cpu", "version.numba"} <= run.data.tags.keys()
 
 
 def test_the_engine_is_compiled_once_per_process_before_the_first_inhouse_fit(compose_job,

@@ -223,3 +223,15 @@ def test_missing_store_is_not_created(tmp_path):
     with pytest.raises(ReportError, match="existing: none"):
         open_experiment(uri, "default")
     assert not (tmp_path / "absent.db").exists()
+
+
+def test_runs_from_two_environments_give_one_warning_line():
+    from reports.tables import mixed_environments_line
+
+    runs = pd.DataFrame({"env.lock": ["aaa", "aaa", "bbb+modified (xgboost 3.3.0)"],
+                         "env.cpu": ["AMD EPYC"] * 3, "version.python": ["3.11.7"] * 3})
+    line = mixed_environments_line(runs)
+    assert line == ("warning: the runs come from 2 environments (env.lock: aaa, bbb+modified "
+                    "(xgboost 3.3.0)); their times and scores may not be comparable")
+    assert mixed_environments_line(runs.iloc[:2]) is None
+    assert mixed_environments_line(pd.DataFrame({"status": ["ok"]})) is None
