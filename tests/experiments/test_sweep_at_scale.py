@@ -78,12 +78,19 @@ def test_a_submitit_local_sweep_stores_what_the_sequential_sweep_stores(cli, cli
     assert_same_runs(cli, cli_runs, sweep, launcher, n_jobs=4)
 
 
-def count_ok_runs(database: Path) -> int:
-    """ok runs in the store so far, read straight from the sqlite file (0 before it exists)."""
+OK_RUNS = "select count(*) from tags where key = 'status' and value = 'ok'"
+FITTING_RUNS = (  # a job's run that has logged its config and has no status yet: mid-job
+    "select count(*) from runs r where r.status = 'RUNNING' "
+    "and exists (select 1 from params p where p.run_uuid = r.run_uuid) "
+    "and not exists (select 1 from tags t where t.run_uuid = r.run_uuid and t.key = 'status')"
+)
+
+
+def count(database: Path, query: str) -> int:
+    """A count query straight on the sqlite store (0 before its schema exists)."""
     if not database.exists():
         return 0
     with sqlite3.connect(database, timeout=30) as connection:
-        query = "select count(*) from tags where key = 'status' and value = 'ok'"
         try:
             return connection.execute(query).fetchone()[0]
         except sqlite3.OperationalError:  # the schema is not there yet
@@ -92,10 +99,13 @@ def count_ok_runs(database: Path) -> int:
 
 @pytest.mark.slow
 def test_an_interrupted_sweep_resumes_to_exactly_one_ok_run_per_job(cli, cli_runs, tmp_path):
+    """SIGINT (Ctrl-C) while the fourth job fits: that job's run is failed with error
+    KeyboardInterrupt and MLflow status KILLED; resuming runs it and the rest, so that every
+    job ends with exactly one ok run."""
     sweep = [
         "-m",
         "dataset=breast_cancer",
-        "method.n_estimators=60",
+        "method.n_estimators=150",
         "seed=0,1,2,3,4,5,6,7",
         "mlflow.experiment_name=interrupted",
     ]
@@ -110,23 +120,27 @@ def test_an_interrupted_sweep_resumes_to_exactly_one_ok_run_per_job(cli, cli_run
     ]
     first = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
-    while count_ok_runs(database) < 3 and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
+    while first.poll() is None and time.monotonic() < deadline and not (
+        count(database, OK_RUNS) >= 3 and count(database, FITTING_RUNS) == 1
+    ):
+        time.sleep(0.05)
     first.send_signal(signal.SIGINT)
     _, stderr = first.communicate(timeout=120)
     assert first.returncode != 0, "the sweep ended before it was interrupted"
     interrupted = cli_runs("interrupted")
-    assert 3 <= len(interrupted) < 8, stderr
+    [cut] = [run for run in interrupted if run.data.tags.get("status") != "ok"]
+    assert cut.data.tags["status"] == "failed", stderr
+    assert cut.data.tags["error"].startswith("KeyboardInterrupt")
+    assert cut.info.status == "KILLED"
 
     resumed = cli(*sweep)
     assert resumed.returncode == 0, resumed.stderr
     runs = cli_runs("interrupted")
     ok = Counter(run.data.params["seed"] for run in runs if run.data.tags["status"] == "ok")
     assert ok == {str(seed): 1 for seed in range(8)}
-    # the job that the signal cut short is logged as failed (or, if the signal came while
-    # MLflow was creating its run, left without a status); either way resume ran it again
-    others = [run.data.tags.get("status") for run in runs if run.data.tags.get("status") != "ok"]
-    assert len(others) <= 1 and set(others) <= {"failed", None}
+    assert [run.data.tags["status"] for run in runs if run.data.tags["status"] != "ok"] == [
+        "failed"
+    ]
 
 
 def test_the_slurm_launcher_composes_with_the_lab(cli):

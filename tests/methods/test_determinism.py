@@ -1,16 +1,23 @@
 """The same seed gives bit-identical predictions whatever the number of threads: parallel
 kernels split work over fixed row chunks, nodes, features or trees, and add chunk sums in chunk
-order."""
+order. Every estimator that takes n_jobs is checked with the thread counts its fits really set
+on a pool of at least two threads (AdaBoost is sequential: its rounds depend on each other and
+it accepts n_jobs only for a uniform interface)."""
 
+import threading
+import time
+
+import numba
 import numpy as np
 import pytest
+from numba import njit, prange
 from sklearn.datasets import load_wine, make_classification, make_friedman1
 
 import ensembles
+from ensembles.methods.forest import _BaseForest
 
 CLASSIFIERS = ["RandomForestClassifier", "ExtraTreesClassifier", "BaggingClassifier",
-               "AdaBoostClassifier", "LogitBoostClassifier", "L2BoostClassifier",
-               "GradientBoostingClassifier"]
+               "LogitBoostClassifier", "L2BoostClassifier", "GradientBoostingClassifier"]
 REGRESSORS = ["RandomForestRegressor", "ExtraTreesRegressor", "BaggingRegressor",
               "L2BoostRegressor", "GradientBoostingRegressor"]
 SUBSAMPLING = {"GradientBoostingClassifier": dict(subsample=0.7, colsample_bynode=0.7),
@@ -18,8 +25,53 @@ SUBSAMPLING = {"GradientBoostingClassifier": dict(subsample=0.7, colsample_bynod
                "L2BoostRegressor": dict(subsample=0.7), "L2BoostClassifier": dict(subsample=0.7)}
 
 
+@njit(parallel=True)
+def thread_ids(n: int) -> np.ndarray:
+    """The numba thread that ran each of n loop iterations."""
+    ids = np.empty(n, np.int64)
+    for i in prange(n):
+        ids[i] = numba.get_thread_id()
+    return ids
+
+
+@pytest.fixture
+def thread_counts(monkeypatch):
+    """Per fit, the threads it ran its work on: the count it set for the numba kernels of
+    boosting (numba.set_num_threads), or the distinct threads that grew a forest's trees
+    (joblib threads over trees; each tree held 10 ms so that both threads take some). First
+    checks that two threads really run a parallel loop here: on one core, or with
+    NUMBA_NUM_THREADS=1, comparing n_jobs=1 with n_jobs=2 would prove nothing."""
+    assert numba.config.NUMBA_NUM_THREADS >= 2, "determinism needs a pool of 2 threads"
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    assert set(thread_ids(64)) == {0, 1}
+    numba.set_num_threads(previous)
+    counts, tree_threads = [], set()
+    set_threads, grow_tree = numba.set_num_threads, _BaseForest._grow_tree
+
+    def recording_set_threads(n: int) -> None:
+        set_threads(n)
+        counts.append(numba.get_num_threads())
+
+    def recording_grow_tree(*args, **kwargs):
+        tree_threads.add(threading.get_ident())
+        time.sleep(0.01)
+        return grow_tree(*args, **kwargs)
+
+    monkeypatch.setattr(numba, "set_num_threads", recording_set_threads)
+    monkeypatch.setattr(_BaseForest, "_grow_tree", recording_grow_tree)
+
+    def threads_of(fit) -> int:
+        counts.clear()
+        tree_threads.clear()
+        fit()
+        return len(tree_threads) if tree_threads else counts[0]
+
+    return threads_of
+
+
 @pytest.mark.parametrize("name", CLASSIFIERS + REGRESSORS)
-def test_predictions_do_not_depend_on_n_jobs(name):
+def test_predictions_do_not_depend_on_n_jobs(name, thread_counts):
     if name in CLASSIFIERS:
         X, y = load_wine(return_X_y=True)
         predict = "predict_proba"
@@ -28,8 +80,9 @@ def test_predictions_do_not_depend_on_n_jobs(name):
         predict = "predict"
     params = dict(n_estimators=20, random_state=7, **SUBSAMPLING.get(name, {}))
     estimator_class = getattr(ensembles, name)
-    one = estimator_class(n_jobs=1, **params).fit(X, y)
-    two = estimator_class(n_jobs=2, **params).fit(X, y)
+    one, two = estimator_class(n_jobs=1, **params), estimator_class(n_jobs=2, **params)
+    assert thread_counts(lambda: one.fit(X, y)) == 1
+    assert thread_counts(lambda: two.fit(X, y)) == 2
     assert np.array_equal(getattr(one, predict)(X), getattr(two, predict)(X))
     again = estimator_class(n_jobs=2, **params).fit(X, y)
     assert np.array_equal(getattr(two, predict)(X), getattr(again, predict)(X))
@@ -37,14 +90,16 @@ def test_predictions_do_not_depend_on_n_jobs(name):
 
 @pytest.mark.parametrize("shape", [dict(max_depth=6), dict(grow_policy="lossguide", max_leaves=31,
                                                          max_depth=0)])
-def test_gradient_trees_on_large_nodes_do_not_depend_on_n_jobs(shape):
+def test_gradient_trees_on_large_nodes_do_not_depend_on_n_jobs(shape, thread_counts):
     """150k rows: the root and the first levels are cut in row chunks (histogram.CHUNK_ROWS)
     whose sums are added in chunk order, and their partitions are chunk-parallel."""
     X, y = make_classification(n_samples=150_000, n_features=8, random_state=0)
     X[::13, 2] = np.nan
     params = dict(n_estimators=4, learning_rate=0.3, subsample=0.9, colsample_bynode=0.8,
                   random_state=3, **shape)
-    one = ensembles.GradientBoostingClassifier(n_jobs=1, **params).fit(X, y)
-    two = ensembles.GradientBoostingClassifier(n_jobs=2, **params).fit(X, y)
+    one = ensembles.GradientBoostingClassifier(n_jobs=1, **params)
+    two = ensembles.GradientBoostingClassifier(n_jobs=2, **params)
+    assert thread_counts(lambda: one.fit(X, y)) == 1
+    assert thread_counts(lambda: two.fit(X, y)) == 2
     assert np.array_equal(one.predict_proba(X), two.predict_proba(X))
     assert one.trees_[0][0].n_samples[0] > 4 * 32_768  # several chunks at the root

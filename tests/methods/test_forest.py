@@ -27,11 +27,13 @@ EXPECTED_FAILURES = {
 @parametrize_with_checks(
     [RandomForestClassifier(n_estimators=5, random_state=0),
      RandomForestRegressor(n_estimators=5, random_state=0),
+     ExtraTreesClassifier(n_estimators=5, random_state=0),  # the default: no bootstrap
+     ExtraTreesRegressor(n_estimators=5, random_state=0),
      ExtraTreesClassifier(n_estimators=5, bootstrap=True, random_state=0),
      ExtraTreesRegressor(n_estimators=5, bootstrap=True, random_state=0),
      BaggingClassifier(n_estimators=5, random_state=0),
      BaggingRegressor(n_estimators=5, random_state=0)],
-    expected_failed_checks=lambda estimator: EXPECTED_FAILURES,
+    expected_failed_checks=lambda estimator: EXPECTED_FAILURES if estimator.bootstrap else {},
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -1,6 +1,8 @@
 """LogitBoost: the two-class case is Newton boosting on the logistic loss with lambda = 0
 (z = -g/h, w = h), so without clipping it equals XGBoost with lambda = 0 and no minimum child
-weight, up to the factor 1/2 of the +-1 coding (XGBoost's margin is 2F)."""
+weight, up to the factor 1/2 of the +-1 coding (XGBoost's margin is 2F). With clipping, and for
+J classes, it equals Friedman, Hastie and Tibshirani's (FHT 2000) Algorithms 3 and 6, written out
+below in numpy on scikit-learn's weighted least-squares trees."""
 
 import numpy as np
 import pytest
@@ -8,6 +10,7 @@ import xgboost
 from sklearn.datasets import load_digits, load_wine, make_classification
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import train_test_split
+from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensembles import LogitBoostClassifier
@@ -62,3 +65,106 @@ def test_multiclass_accuracy_like_sklearn_multinomial_boosting(loader):
         theirs.append(GradientBoostingClassifier(n_estimators=100, random_state=seed)
                       .fit(X_train, y_train).score(X_test, y_test))
     assert np.mean(ours) >= np.mean(theirs) - 0.02
+
+
+GRID = np.arange(5.0)  # every feature takes these values: one bin each, binning is exact
+GRID_MIDPOINTS = (GRID[:-1] + GRID[1:]) / 2
+DEFAULT_Z_MAX = 4.0
+
+
+def _grid_data(n_classes, n_train=1600, n_test=400):
+    """Four features on GRID; y drawn from softmax of a nonlinear score, noisy enough that
+    rows the model gets confidently wrong have |z| > DEFAULT_Z_MAX after a few rounds."""
+    rng = np.random.default_rng(0)
+    X = rng.choice(GRID, size=(n_train + n_test, 4))
+    score = np.column_stack([np.sin(X[:, 0]) + 0.3 * X[:, 1], 0.2 * X[:, 2] * X[:, 3] - 1.0,
+                             0.5 * X[:, 0] - 0.4 * X[:, 3]])[:, :n_classes]
+    proba = np.exp(score) / np.exp(score).sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(len(X), 1)) > np.cumsum(proba, axis=1)[:, :-1]).sum(axis=1)
+    return X[:n_train], y[:n_train], X[n_train:]
+
+
+def _weighted_least_squares_tree(X, z, w, max_depth):
+    """scikit-learn's CART fit of z with sample weights w: leaves sum w z / sum w, splits of
+    largest decrease of sum w (z - mean)^2. A split must decrease it by more than 1e-6
+    (XGBoost's kRtEps, kept by the estimator); min_impurity_decrease is that decrease / sum w.
+
+    Both trees part the rows alike but place a threshold differently between the values a node
+    holds (scikit-learn midway between its neighbouring values, ours at the bin edge), so every
+    split is checked to lie between neighbouring GRID values: then any point of GRID, training
+    or test, takes the same side in both."""
+    tree = DecisionTreeRegressor(max_depth=max_depth, min_impurity_decrease=1e-6 / w.sum(),
+                                 random_state=0).fit(X, z, sample_weight=w)
+    assert np.isin(tree.tree_.threshold[tree.tree_.feature >= 0], GRID_MIDPOINTS).all()
+    return tree
+
+
+def _binary_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_max):
+    """FHT Algorithm 3 with shrinkage: p = 1 / (1 + e^(-2F)), w = p (1 - p),
+    z = clip((y - p) / w, -z_max, z_max), F <- F + learning_rate f / 2 with f the weighted
+    least-squares tree of z. Returns F on X and X_test, and the largest |z| before clipping."""
+    F, F_test, largest_z = np.zeros(len(X)), np.zeros(len(X_test)), 0.0
+    for _ in range(n_rounds):
+        p = 1.0 / (1.0 + np.exp(-2.0 * F))
+        w = p * (1.0 - p)
+        z = (y - p) / w
+        largest_z = max(largest_z, np.abs(z).max())
+        tree = _weighted_least_squares_tree(X, np.clip(z, -z_max, z_max), w, max_depth)
+        F += learning_rate * tree.predict(X) / 2.0
+        F_test += learning_rate * tree.predict(X_test) / 2.0
+    return F, F_test, largest_z
+
+
+def _multiclass_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_max):
+    """FHT Algorithm 6 with shrinkage: p = softmax(F); per class j, w_j = p_j (1 - p_j),
+    z_j = clip((y*_j - p_j) / w_j, -z_max, z_max) and f_j the weighted least-squares tree of
+    z_j; then f_j <- (J - 1) / J (f_j - mean_k f_k), F_j <- F_j + learning_rate f_j.
+    Returns F on X and X_test, and the largest |z| before clipping."""
+    n_classes = y.max() + 1
+    F, F_test, largest_z = np.zeros((len(X), n_classes)), np.zeros((len(X_test), n_classes)), 0.0
+    for _ in range(n_rounds):
+        p = np.exp(F) / np.exp(F).sum(axis=1, keepdims=True)
+        f, f_test = np.empty_like(F), np.empty_like(F_test)
+        for j in range(n_classes):
+            w = p[:, j] * (1.0 - p[:, j])
+            z = ((y == j) - p[:, j]) / w
+            largest_z = max(largest_z, np.abs(z).max())
+            tree = _weighted_least_squares_tree(X, np.clip(z, -z_max, z_max), w, max_depth)
+            f[:, j], f_test[:, j] = tree.predict(X), tree.predict(X_test)
+        for update, scores in ((f, F), (f_test, F_test)):
+            scores += learning_rate * (n_classes - 1) / n_classes * (
+                update - update.mean(axis=1, keepdims=True))
+    return F, F_test, largest_z
+
+
+@pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
+def test_binary_logitboost_with_default_clipping_is_fht_algorithm_3(max_depth, learning_rate):
+    """With the default z_max = 4, F and p = 1 / (1 + e^(-2F)) equal FHT's Algorithm 3 on
+    training and test rows, on data where clipping is active."""
+    X, y, X_test = _grid_data(n_classes=2)
+    F, F_test, largest_z = _binary_logitboost(X, y, X_test, 20, max_depth, learning_rate,
+                                              DEFAULT_Z_MAX)
+    assert largest_z > 2 * DEFAULT_Z_MAX
+    model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
+                                 learning_rate=learning_rate).fit(X, y)
+    for rows, reference in ((X, F), (X_test, F_test)):
+        assert np.abs(model.decision_function(rows) - reference).max() < 1e-8
+        p = 1.0 / (1.0 + np.exp(-2.0 * reference))
+        assert np.abs(model.predict_proba(rows)[:, 1] - p).max() < 1e-8
+
+
+@pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
+def test_multiclass_logitboost_with_default_clipping_is_fht_algorithm_6(max_depth,
+                                                                        learning_rate):
+    """Three classes, default z_max = 4: F_j and p = softmax(F) equal FHT's Algorithm 6 on
+    training and test rows, on data where clipping is active."""
+    X, y, X_test = _grid_data(n_classes=3)
+    F, F_test, largest_z = _multiclass_logitboost(X, y, X_test, 20, max_depth, learning_rate,
+                                                  DEFAULT_Z_MAX)
+    assert largest_z > 2 * DEFAULT_Z_MAX
+    model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
+                                 learning_rate=learning_rate).fit(X, y)
+    for rows, reference in ((X, F), (X_test, F_test)):
+        assert np.abs(model.decision_function(rows) - reference).max() < 1e-8
+        p = np.exp(reference) / np.exp(reference).sum(axis=1, keepdims=True)
+        assert np.abs(model.predict_proba(rows) - p).max() < 1e-8
