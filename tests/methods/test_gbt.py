@@ -89,8 +89,8 @@ LIGHTGBM_SETS = [
 # constant hessian; for the logistic loss the row-count bound is left slack (1) and the
 # hessian bound (the same rule in both engines) does the work. Even so, after about ten
 # logistic rounds LightGBM leaves out of some nodes a split we find (and that LightGBM itself
-# finds on those rows alone); the cause is not known yet (see the issue note), so the
-# logistic comparison covers the rounds before that.
+# finds on those rows alone); the cause is not known yet, so the logistic comparison covers
+# the rounds before that.
 LOGISTIC_LIGHTGBM_SETS = [dict(params, min_child_samples=1) for params in LIGHTGBM_SETS]
 LOGISTIC_LIGHTGBM_ROUNDS = 10
 
