@@ -47,9 +47,10 @@ def nemenyi_cliques(avg_ranks: pd.Series, cd: float) -> list[tuple[int, int]]:
 
 def cd_diagram(result: FriedmanResult) -> Figure:
     """Demsar's critical-difference diagram: average ranks on an axis (1 = best, on the left),
-    the CD interval, bars joining groups within CD just under the axis, and below them each
-    (method, engine) on its own row, labelled outside the axis (better half on the left). The
-    height grows with the number of rows, so no label meets another or a rank line."""
+    the CD interval (gid "cd"), bars joining groups within CD just under the axis (gid
+    "clique"), and below them each (method, engine) on its own row, labelled outside the axis
+    (better half on the left). The height grows with the number of rows, so no label meets
+    another or a rank line."""
     ranks = result.avg_ranks.sort_values()
     k = len(ranks)
     half = (k + 1) // 2
@@ -65,11 +66,12 @@ def cd_diagram(result: FriedmanResult) -> Figure:
     for r in range(1, k + 1):
         ax.vlines(r, 0, 0.15, color="black")
         ax.text(r, 0.25, str(r), ha="center", va="bottom")
-    ax.hlines(1.3, 1, 1 + result.cd, color="black", linewidth=2)
+    ax.hlines(1.3, 1, 1 + result.cd, color="black", linewidth=2, gid="cd")
     ax.text(1 + result.cd / 2, 1.4, f"CD = {result.cd:.2f}", ha="center", va="bottom")
     for offset, (first, last) in enumerate(cliques):
         y = -0.2 - bar_step * offset
-        ax.hlines(y, ranks.iloc[first] - 0.03, ranks.iloc[last] + 0.03, color="black", linewidth=3)
+        start, end = ranks.iloc[first] - 0.03, ranks.iloc[last] + 0.03
+        ax.hlines(y, start, end, color="black", linewidth=3, gid="clique")
     for position, (pair, rank) in enumerate(ranks.items()):
         left = position < half
         depth = first_row - row_step * (position if left else k - 1 - position)

@@ -1,17 +1,21 @@
-"""Timing, parity and Friedman tables, figures and the MLflow `report` run of a synthetic store."""
+"""Timing, parity and Friedman tables, figures (which methods the bars of the CD diagram join)
+and the MLflow `report` run of a synthetic store."""
 
 import math
 import time
 
+import numpy as np
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
 from mlflow.entities import Metric
+from scipy.stats import studentized_range
 
 from reports.build import build_report
-from reports.figures import learning_curves
+from reports.figures import cd_diagram, learning_curves
 from reports.runs import load_runs, open_experiment
-from reports.stats import nemenyi_q
+from reports.stats import friedman_nemenyi, nemenyi_q
+from reports.tables import summarize
 
 INHOUSE, XGB, LGBM = ("gbt", "inhouse"), ("gbt", "xgboost"), ("gbt", "lightgbm")
 ERROR = {INHOUSE: 0.1, XGB: 0.2, LGBM: 0.3}  # plus 0.01 * dataset index: ranks 1, 2, 3 everywhere
@@ -151,3 +155,50 @@ def test_learning_curve_is_the_mean_over_seeds_per_dataset():
     assert [t.get_text() for t in figure.legends[0].get_texts()] == [
         "gbt / inhouse", "gbt / xgboost"
     ]
+
+
+# Orders of five methods, best first, and on how many of N = 30 datasets each occurs.
+ORDERS = {"BADCE": 9, "ABCDE": 12, "CBADE": 9}
+
+
+def bars(ax, gid: str) -> list[tuple[float, float]]:
+    """(start, end) x-extents, in rank units, of the horizontal segments tagged `gid`."""
+    return [
+        (float(segment[:, 0].min()), float(segment[:, 0].max()))
+        for collection in ax.collections
+        if collection.get_gid() == gid
+        for segment in collection.get_segments()
+    ]
+
+
+def test_cd_diagram_bars_join_the_groups_within_the_critical_difference():
+    """Average ranks (57, 51, 81, 111, 150) / 30 = A 1.9, B 1.7, C 2.7, D 3.7, E 5.0 (B best, so
+    rank order is not column order) and CD = q_0.05 sqrt(5*6 / (6*30)) = 2.728 * 0.4082 = 1.114.
+    C - B = 1.0 and D - C = 1.0 are below CD, D - A = 1.8 and E - D = 1.3 are not: one bar joins
+    {A, B, C}, one {C, D}, and none reaches E. A method is on a bar when its average rank lies
+    between the bar's ends."""
+    rows = [
+        (f"d{order}{copy}", method, "inhouse", "0", 0, 0.1 * rank)
+        for order, copies in ORDERS.items()
+        for copy in range(copies)
+        for rank, method in enumerate(order, start=1)
+    ]
+    columns = ["dataset", "method", "engine", "seed", "split", "value"]
+    result = friedman_nemenyi(summarize(pd.DataFrame(rows, columns=columns), "test_error"))
+    ranks = result.avg_ranks.droplevel("engine")
+    assert ranks.to_dict() == pytest.approx({"A": 1.9, "B": 1.7, "C": 2.7, "D": 3.7, "E": 5.0})
+    cd = studentized_range.ppf(0.95, 5, np.inf) / math.sqrt(2) * math.sqrt(5 * 6 / (6 * 30))
+    assert cd == pytest.approx(1.114, abs=5e-4)
+
+    ax = cd_diagram(result).axes[0]
+    [(cd_start, cd_end)] = bars(ax, "cd")
+    assert cd_end - cd_start == pytest.approx(cd)
+    groups = [
+        {method for method, rank in ranks.items() if start <= rank <= end}
+        for start, end in bars(ax, "clique")
+    ]
+    assert sorted(map(sorted, groups)) == [["A", "B", "C"], ["C", "D"]]
+    # each bar ends at its outermost members (the 0.03 overhang aside), not in empty space
+    for (start, end), group in zip(bars(ax, "clique"), groups, strict=True):
+        members = ranks[sorted(group)]
+        assert (start, end) == pytest.approx((members.min(), members.max()), abs=0.05)

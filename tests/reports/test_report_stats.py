@@ -1,11 +1,13 @@
 """Paired Wilcoxon marks, Holm, ranks, wins/ties/losses and Friedman/Nemenyi, against values
-computed by hand and the worked example of Demsar (2006), JMLR 7, section 3.2.2."""
+computed by hand, scipy's studentized range and the worked example of Demsar (2006), JMLR 7,
+section 3.2.2."""
 
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import studentized_range
 
 from reports.figures import nemenyi_cliques
 from reports.stats import (
@@ -104,20 +106,61 @@ def test_wins_ties_losses_against_a_baseline():
     assert wins_ties_losses(table, B).loc[A].tolist() == [1, 2, 1]
 
 
-def test_demsar_worked_example():
-    """Demsar (2006), section 3.2.2 / Table 6: 14 data sets, 4 classifiers (C4.5 variants)."""
-    ranks, n, k = [3.143, 2.000, 2.893, 1.964], 14, 4
-    chi2 = friedman_chi2(ranks, n)
+def formula_cd(k: int, n_datasets: int, alpha: float) -> float:
+    """CD = q_alpha sqrt(k(k+1) / (6N)), q_alpha the studentized range quantile (k groups,
+    infinite df) over sqrt(2), from scipy directly."""
+    q = studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2)
+    return q * math.sqrt(k * (k + 1) / (6 * n_datasets))
+
+
+def joined(avg_ranks: pd.Series, cd: float) -> list[set[str]]:
+    """The groups of `nemenyi_cliques`, as sets of the names of `avg_ranks`."""
+    names = avg_ranks.sort_values().index
+    return [set(names[first : last + 1]) for first, last in nemenyi_cliques(avg_ranks, cd)]
+
+
+# Demsar (2006), JMLR 7, Table 6: average ranks of 4 C4.5 variants over N = 14 data sets.
+DEMSAR_RANKS = pd.Series({"C4.5": 3.143, "C4.5+m": 2.000, "C4.5+cf": 2.893, "C4.5+m+cf": 1.964})
+
+
+def test_demsar_example_friedman_and_iman_davenport_statistics():
+    """chi2_F = 12N/(k(k+1)) [sum R_j^2 - k(k+1)^2/4] = 9.28, F_F = 13 chi2_F / (14*3 - chi2_F)
+    = 3.69 for k = 4, N = 14: the values printed in the paper."""
+    chi2 = friedman_chi2(DEMSAR_RANKS.to_numpy(), 14)
     assert chi2 == pytest.approx(9.28, abs=0.01)
-    assert iman_davenport(chi2, n, k) == pytest.approx(3.69, abs=0.01)
-    assert nemenyi_q(k) == pytest.approx(2.569, abs=0.001)
-    assert nemenyi_cd(k, n) == pytest.approx(1.25, abs=0.01)
-    # Best vs worst: 3.143 - 1.964 = 1.179 < CD, so no pair differs at alpha 0.05 (the paper
-    # finds this one only at alpha 0.10, CD = 0.98): one group joins all four.
-    assert nemenyi_cliques(pd.Series(ranks), nemenyi_cd(k, n)) == [(0, 3)]
-    # CD 0.98: 2.893 - 1.964 = 0.929 joins the first three, 3.143 - 2.000 = 1.143 does not.
-    assert nemenyi_cliques(pd.Series(ranks), 0.98) == [(0, 2), (2, 3)]
+    assert iman_davenport(chi2, 14, 4) == pytest.approx(3.69, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "q", "cd"),
+    [(0.05, 2.569, 1.254), (0.10, 2.291, 1.118)],
+)
+def test_nemenyi_cd_for_four_methods_on_fourteen_datasets(alpha, q, cd):
+    """q_alpha (k = 4) = 2.569 at 0.05 and 2.291 at 0.10; CD = q_alpha sqrt(4*5 / (6*14))
+    = q_alpha * 0.4880 = 1.254 and 1.118 (1.25 and 1.12 to the paper's two decimals)."""
+    assert nemenyi_q(4, alpha) == pytest.approx(q, abs=5e-4)
+    assert formula_cd(4, 14, alpha) == pytest.approx(cd, abs=5e-4)
+    assert nemenyi_cd(4, 14, alpha) == pytest.approx(formula_cd(4, 14, alpha), rel=1e-12)
+
+
+def test_demsar_example_no_difference_at_005_two_groups_at_010():
+    """At alpha 0.05 the largest gap, C4.5 - C4.5+m+cf = 3.143 - 1.964 = 1.179, is below
+    CD = 1.254: one bar joins all four. At alpha 0.10, CD = 1.118: C4.5 differs from C4.5+m+cf
+    (1.179) and from C4.5+m (3.143 - 2.000 = 1.143), but not from C4.5+cf (0.250); C4.5+cf is
+    within CD of both ends (2.893 - 1.964 = 0.929), so it sits in both groups."""
+    assert joined(DEMSAR_RANKS, formula_cd(4, 14, 0.05)) == [set(DEMSAR_RANKS.index)]
+    assert joined(DEMSAR_RANKS, formula_cd(4, 14, 0.10)) == [
+        {"C4.5+m+cf", "C4.5+m", "C4.5+cf"},
+        {"C4.5+cf", "C4.5"},
+    ]
+
+
+def test_cliques_are_maximal_runs_within_strictly_less_than_cd():
+    """Positions in rank order, whatever the input order; a run contained in a longer one is
+    left out; a gap equal to the CD is a significant difference (|R_i - R_j| >= CD)."""
     assert nemenyi_cliques(pd.Series([4.0, 1.0, 2.0, 3.0]), 1.5) == [(0, 1), (1, 2), (2, 3)]
+    assert nemenyi_cliques(pd.Series([1.0, 1.2, 1.4, 3.0]), 0.5) == [(0, 2)]
+    assert nemenyi_cliques(pd.Series([1.0, 2.0, 3.0]), 1.0) == []
 
 
 def test_friedman_on_data_agrees_with_the_rank_formula_without_ties():
