@@ -6,7 +6,8 @@ visited in a random order until `max_features` non-constant features were scored
 constant in the node do not count, as in scikit-learn's CART). The histograms of the next
 `max_features - n_scored` features of that order are built in one pass over the node's rows
 (cart_histogram); extra trees take one feature at a time, since each feature's random
-threshold is drawn before the next feature.
+threshold is drawn before the next feature. A best threshold lies halfway between the node's
+occupied bins on either side (gap_midpoint), as CART's midpoint between values.
 Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (largest gain).
 """
 
@@ -209,8 +210,26 @@ def _feature_split(hist, bins, n_occupied, n_bins, upper_values, sums, criterion
         return random_threshold(hist, n_bins, upper_values, sums, criterion, 0.0, 0.0,
                                 min_samples_leaf, min_child_weight, left, right)
     if criterion != NEWTON and n_stats == 2:
-        return best_two_class_threshold(hist, bins, n_occupied, n_bins, sums, criterion,
-                                        min_samples_leaf, min_child_weight, scan)
-    return best_threshold(hist, n_bins, sums, criterion, 0.0, 0.0, min_samples_leaf,
-                          min_child_weight, left, right)
+        gain, split_bin, missing_left = best_two_class_threshold(
+            hist, bins, n_occupied, n_bins, sums, criterion, min_samples_leaf,
+            min_child_weight, scan)
+    else:
+        gain, split_bin, missing_left = best_threshold(hist, n_bins, sums, criterion, 0.0, 0.0,
+                                                       min_samples_leaf, min_child_weight, left,
+                                                       right)  # fmt: skip
+    return gain, gap_midpoint(bins, n_occupied, split_bin), missing_left
+
+
+@njit(cache=True, nogil=True)
+def gap_midpoint(bins, n_occupied, split_bin):
+    """CART's threshold (Breiman et al. 1984, as scikit-learn's trees): halfway between the
+    largest value going left and the smallest going right, here in bin codes. With c the node's
+    next occupied bin after split_bin b, the split becomes "code <= (b + c) // 2": the node's
+    rows go where "code <= b" sent them, and the empty bins between b and c (values that the
+    node's rows do not take, met by unseen rows) go half each way instead of all right. A split
+    of the non-missing from the missing rows (no occupied bin after b) is kept."""
+    for i in range(n_occupied):
+        if bins[i] > split_bin:
+            return (split_bin + bins[i]) // 2
+    return split_bin
 

@@ -2,8 +2,16 @@ import numpy as np
 import pytest
 import sklearn.ensemble as reference
 from scipy.stats import spearmanr
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
-from sklearn.model_selection import train_test_split
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_wine,
+    make_friedman2,
+    make_regression,
+)
+from sklearn.metrics import root_mean_squared_error
+from sklearn.model_selection import KFold, train_test_split
+from sklearn.tree import DecisionTreeRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensembles import (
@@ -14,6 +22,7 @@ from ensembles import (
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from ensembles.engine.binning import BinMapper
 
 SEEDS = range(5)
 BOOTSTRAP_WEIGHTS = ("bootstrap draws make sample weights and repeated rows differ, as in "
@@ -63,6 +72,63 @@ def test_regressor_r2_close_to_sklearn_on_diabetes():
     X, y = load_diabetes(return_X_y=True)
     ours, theirs = _scores(RandomForestRegressor, reference.RandomForestRegressor, X, y)
     assert abs(ours - theirs) <= 0.03
+
+
+def test_a_split_leaves_the_gap_between_the_node_values_half_to_each_side():
+    """The left child of the root holds x in {0, 1, 2, 7, 8, 9} (x in 3..6 went right on the
+    other feature): as scikit-learn's CART, the threshold is halfway, 4.5, not at the bin
+    after 2 (2.5), so that unseen values 3 and 4 go left and 5 and 6 right."""
+    x = np.tile(np.arange(10.0), 4)
+    inner = ((x >= 3) & (x <= 6)).astype(float)
+    X, y = np.column_stack([x, inner]), 100 * inner + (x >= 5)
+    ours = RandomForestRegressor(n_estimators=1, bootstrap=False, max_depth=2).fit(X, y)
+    theirs = DecisionTreeRegressor(max_depth=2).fit(X, y)
+    tree, internal = ours.estimators_[0], theirs.tree_.feature >= 0
+    ours_splits = sorted(zip(tree.feature[:3], tree.threshold[:3], strict=True))
+    theirs_splits = sorted(zip(theirs.tree_.feature[internal], theirs.tree_.threshold[internal],
+                               strict=True))  # fmt: skip
+    assert ours_splits == theirs_splits == [(0, 4.5), (0, 4.5), (1, 0.5)]
+    unseen = np.array([[3.0, 0.0], [4.0, 0.0], [5.0, 0.0], [6.0, 0.0]])
+    np.testing.assert_array_equal(ours.predict(unseen), theirs.predict(unseen))
+
+
+def heavy_tailed_target(n: int = 2500) -> tuple[np.ndarray, np.ndarray]:
+    """y = exp(x0) + x1 * t(1.5): a skewed signal times Student-t noise without a variance."""
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(n, 6))
+    return X, np.exp(X[:, 0]) + X[:, 1] * rng.standard_t(1.5, n)
+
+
+REGRESSION_SHAPES = {
+    "linear, thousands of distinct values": lambda: make_regression(
+        2500, 10, n_informative=5, noise=5.0, random_state=0),
+    "steep (Friedman #2)": lambda: make_friedman2(2500, noise=10.0, random_state=0),
+    "heavy-tailed target": heavy_tailed_target,
+}
+
+
+@pytest.mark.parametrize("shape", REGRESSION_SHAPES)
+def test_regression_forest_rmse_within_half_a_percent_of_sklearn_on_the_same_bins(shape):
+    """Mean test RMSE over 5 folds x 2 seeds, 50 trees, against scikit-learn's forest fitted on
+    the bin codes of the same training rows: the same algorithm on the same information, so
+    only the random draws differ. Before the split threshold went halfway into the gap between
+    a node's values, the linear and the steep shapes were 2% and 4% worse. (Against
+    scikit-learn on the raw features, 255 bins cost 1-2% on the steep and heavy-tailed shapes
+    and gain 1% on the linear one, for both forests alike.)"""
+    X, y = REGRESSION_SHAPES[shape]()
+    ours, theirs = [], []
+    for train, test in KFold(5, shuffle=True, random_state=0).split(X):
+        mapper = BinMapper().fit(X[train])
+        codes_train, codes_test = mapper.transform(X[train]), mapper.transform(X[test])
+        for seed in (0, 1):
+            forest = RandomForestRegressor(n_estimators=50, random_state=seed, n_jobs=2)
+            ours.append(root_mean_squared_error(y[test],
+                                                forest.fit(X[train], y[train]).predict(X[test])))
+            reference_forest = reference.RandomForestRegressor(n_estimators=50, random_state=seed,
+                                                               n_jobs=2)
+            reference_forest.fit(codes_train, y[train])
+            theirs.append(root_mean_squared_error(y[test], reference_forest.predict(codes_test)))
+    assert np.mean(ours) <= 1.005 * np.mean(theirs)
 
 
 def test_oob_score_close_to_sklearn():
