@@ -15,7 +15,7 @@ TEAM_LOCK := requirements/team.lock
 UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --upgrade \
 	--python-version 3.11 --python-platform x86_64-unknown-linux-gnu -c requirements/constraints.txt
 
-.PHONY: sweep test report ui bench lint server lock
+.PHONY: sweep test report ui bench lint server lock data
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+# a benchmark suite into the offline cache, on a machine with internet (make data SUITE=cc18)
+data: $(STAMP)
+	$(PY) -m experiments.data fetch $(SUITE)
 
 # a team store on this host: PostgreSQL + mlflow server on 127.0.0.1:5000, data in .team/
 server: $(TEAM_STAMP)

@@ -22,18 +22,20 @@ from experiments.tracking import SWEEP_RUN_ENV, open_experiment
 
 def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
     """The composed config of every job of a basic sweep (the cartesian product of its sweep
-    overrides): a sweep with a job that does not compose fails here, before anything is
-    written."""
+    overrides; a command-line override replaces the preset's sweep of the same key, as in
+    Hydra's BasicSweeper): a sweep with a job that does not compose fails here, before anything
+    is written."""
     loader = GlobalHydra.instance().config_loader()
     params = config.hydra.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
     arguments += list(config.hydra.overrides.task)
     overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
+    by_key = {override.get_key_element(): override for override in overrides}
     choices = [
         [f"{override.get_key_element()}={value}" for value in override.sweep_string_iterator()]
         if override.is_sweep_override()
         else [override.input_line]
-        for override in overrides
+        for override in by_key.values()
     ]
     return [loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
             for job in itertools.product(*choices)]

@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from experiments.configs import EvalKind, group_options
+from experiments.suite_cache import dataset_paths, not_cached_message
 from experiments.tuning.search import TUNE_METRICS
 from experiments.tuning.space import space_errors
 
@@ -40,6 +41,9 @@ def exit_if_invalid(cfg: DictConfig) -> None:
     unknown = unknown_keys(cfg)
     if unknown:
         _exit(unknown_key_message(*unknown[0]))
+    problem = suite_dataset_error(cfg)
+    if problem:
+        _exit(problem)
     job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
     missing = sorted(OmegaConf.missing_keys(job))
     if missing:
@@ -48,6 +52,30 @@ def exit_if_invalid(cfg: DictConfig) -> None:
     errors = tuning_errors(cfg)
     if errors:
         _exit(errors[0])
+
+
+def suite_dataset_error(cfg: DictConfig) -> str | None:
+    """For a suite's dataset (dataset=suite): no suite chosen, a name the suite lacks, or a
+    dataset missing from the offline cache (the line names it, its OpenML id and `make data`)."""
+    dataset = cfg.dataset
+    if dataset.get("loader") != "suite":
+        return None
+    suite = cfg.suite
+    if suite.name == "none":
+        return f"dataset=suite needs a suite: suite=NAME, one of: {', '.join(suite_options())}"
+    if OmegaConf.is_missing(dataset, "name") or dataset.name not in suite.datasets:
+        name = "???" if OmegaConf.is_missing(dataset, "name") else dataset.name
+        return (f"unknown dataset.name '{name}' of suite {suite.name}; choose one of: "
+                f"{', '.join(suite.datasets)}")
+    parquet, meta = dataset_paths(suite.name, dataset.name, dataset.cache)
+    if not (parquet.exists() and meta.exists()):
+        return not_cached_message(suite.name, dataset.name, suite.datasets[dataset.name].data_id,
+                                  dataset.cache)  # fmt: skip
+    return None
+
+
+def suite_options() -> list[str]:
+    return [name for name in group_options("suite") if name != "none"]
 
 
 def tuning_errors(cfg: DictConfig) -> list[str]:

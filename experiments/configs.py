@@ -150,6 +150,44 @@ class OpenMLConfig(DatasetConfig):
 
 
 @dataclass
+class SuiteDatasetConfig(DatasetConfig):
+    """A dataset of a benchmark suite (conf/suite/), read from the offline cache that
+    `make data SUITE=<suite>` fills (cache None: env ENSEMBLES_DATA_CACHE, else
+    ~/.cache/ensembles-lab/suites). `name` is its key in suite.datasets, whose data_id, target
+    and task conf/dataset/suite.yaml interpolates; max_train_rows caps the training rows of each
+    split (subsampled with the job seed; None: no cap)."""
+
+    name: str = MISSING
+    loader: str = "suite"
+    suite: str = MISSING
+    data_id: int = MISSING
+    target: str | None = None
+    cache: str | None = None
+    max_train_rows: int | None = None
+
+
+@dataclass
+class SuiteEntry:
+    """One dataset of a suite: its OpenML id, target (None: OpenML's default) and task."""
+
+    data_id: int = MISSING
+    target: str | None = None
+    task: Task = MISSING
+
+
+@dataclass
+class SuiteConfig:
+    """A benchmark suite: its name, OpenML suite or study id, the preprocessing its paper states
+    (max_train_rows), and its datasets by key (conf/suite/<name>.yaml; `none`: no suite)."""
+
+    name: str = "none"
+    openml_suite: int | None = None
+    openml_study: int | None = None
+    preprocessing: dict[str, Any] = field(default_factory=dict)
+    datasets: dict[str, SuiteEntry] = field(default_factory=dict)
+
+
+@dataclass
 class MethodConfig:
     """A method option: `name` is its option and its `method` tag; the schema's `key` is the
     estimator family it builds (a variant such as conf/method/stump.yaml reuses a schema)."""
@@ -390,6 +428,7 @@ class Config:
     engine: EngineConfig = MISSING
     tune: TuneConfig = MISSING
     search_space: SearchSpaceConfig = field(default_factory=SearchSpaceConfig)
+    suite: SuiteConfig = MISSING
     seed: int = 0
     eval: EvalConfig = field(default_factory=EvalConfig)
     mlflow: MlflowConfig = field(default_factory=MlflowConfig)
@@ -408,6 +447,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "synthetic_regression_schema": SyntheticRegressionConfig,
         "csv_schema": TableConfig,
         "openml_schema": OpenMLConfig,
+        "suite_dataset_schema": SuiteDatasetConfig,
     },
     "method": {
         "random_forest_schema": RandomForestConfig,
@@ -425,11 +465,16 @@ SCHEMAS: dict[str, dict[str, type]] = {
     },
     "engine": {"engine_schema": EngineConfig},
     "tune": {"tune_schema": TuneConfig},
+    "suite": {"suite_schema": SuiteConfig},
 }
 
 
 def register_configs() -> None:
-    """Store the schema nodes that conf/config.yaml and the group yamls extend."""
+    """Store the schema nodes that conf/config.yaml and the group yamls extend, and the resolver
+    ${suite_datasets:} (the suite's dataset keys, comma-separated: a sweep over them)."""
+    OmegaConf.register_new_resolver(
+        "suite_datasets", lambda *, _root_: ",".join(_root_.suite.datasets), replace=True
+    )
     store = ConfigStore.instance()
     store.store(name="config_schema", node=Config)
     for group, nodes in SCHEMAS.items():

@@ -17,6 +17,7 @@ from scipy import stats
 from sklearn import datasets
 
 from experiments.configs import Task
+from experiments.suite_cache import read_dataset, read_metadata
 
 Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
 
@@ -93,6 +94,15 @@ def load_openml(
     return frame_to_xy(bunch.frame, target, f"OpenML dataset {data_id}")
 
 
+def load_suite_dataset(
+    name: str, suite: str, data_id: int, target: str | None, cache: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dataset `name` of a benchmark suite from the offline cache (experiments.suite_cache);
+    `target` defaults to the one the cache recorded."""
+    frame, metadata = read_dataset(suite, name, data_id, cache)
+    return frame_to_xy(frame, target or metadata.target, f"{suite}/{name} (OpenML {data_id})")
+
+
 LOADERS: dict[str, Loader] = {
     "breast_cancer": lambda: datasets.load_breast_cancer(return_X_y=True),
     "wine": lambda: datasets.load_wine(return_X_y=True),
@@ -108,12 +118,14 @@ LOADERS: dict[str, Loader] = {
     "synthetic_regression": seeded(datasets.make_regression),
     "csv": load_table,
     "openml": load_openml,
+    "suite": load_suite_dataset,
 }
+SPLIT_SETTINGS = ("max_train_rows",)  # dataset settings of the splits, not of the loader
 
 
 def load_dataset(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of the dataset config; class labels are encoded as 0..K-1 for classification."""
-    params = OmegaConf.to_container(cfg, enum_to_str=True, throw_on_missing=True)
+    params = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True, throw_on_missing=True)
     return _load(tuple(sorted(params.items())), file_stamp(params.get("path")))
 
 
@@ -132,15 +144,46 @@ def _load(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Load once per process and per config (and file stamp, which only keys the cache): a sweep
     does not regenerate or re-read data for every job."""
-    kwargs = dict(params)
-    name, task = kwargs.pop("name"), Task(kwargs.pop("task"))
-    if name not in LOADERS:
+    kwargs = {key: value for key, value in params if key not in SPLIT_SETTINGS}
+    name, task = kwargs["name"], Task(kwargs.pop("task"))
+    loader = kwargs.pop("loader", name)  # a suite's datasets share one loader
+    if loader not in LOADERS:
         raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(LOADERS))}")
-    X, y = LOADERS[name](**kwargs)
+    if loader == name:
+        del kwargs["name"]
+    X, y = LOADERS[loader](**kwargs)
     y = encode_target(name, task, y)
     X.setflags(write=False)
     y.setflags(write=False)
     return X, y
+
+
+GENERATED = {"hastie_10_2", "friedman1", "friedman2", "friedman3", "nested_spheres",
+             "synthetic_classification", "synthetic_regression"}
+
+
+def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str, str]:
+    """Tags data.<field> for the report's datasets table: source, rows, numeric and
+    categorical features (a suite dataset's from its cache metadata, else every feature counts
+    as numeric), missing %, and for classification the classes and the minority share."""
+    loader = cfg.get("loader", cfg.name)
+    categorical = 0
+    if loader == "suite":
+        source = f"OpenML {cfg.data_id}"
+        categorical = read_metadata(cfg.suite, cfg.name, cfg.cache).categorical_features
+    elif loader == "openml":
+        source = f"OpenML {cfg.data_id}"
+    elif loader == "csv":
+        source = Path(cfg.path).name
+    else:
+        source = "generated" if loader in GENERATED else "scikit-learn"
+    tags = {"source": source, "rows": len(y), "numeric_features": X.shape[1] - categorical,
+            "categorical_features": categorical,
+            "missing_pct": round(100 * float(np.isnan(X).mean()), 2)}  # fmt: skip
+    if cfg.task is not Task.regression:
+        counts = np.bincount(y)
+        tags |= {"classes": len(counts), "minority_share": round(counts.min() / len(y), 4)}
+    return {f"data.{key}": str(value) for key, value in tags.items()}
 
 
 def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:

@@ -28,6 +28,18 @@ def splits(
     return split_rows(task, X, y, kfold, cfg.test_size, cfg.n_splits, cfg.n_repeats, seed)
 
 
+def cap_training_rows(
+    folds: Iterable[tuple[np.ndarray, np.ndarray]], max_train_rows: int | None, seed: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Each split with at most max_train_rows training rows, drawn without replacement with
+    the job seed (None: every split as it is)."""
+    rng = np.random.RandomState(seed)
+    for train, test in folds:
+        if max_train_rows is not None and len(train) > max_train_rows:
+            train = np.sort(rng.choice(train, max_train_rows, replace=False))
+        yield train, test
+
+
 def split_rows(
     task: Task,
     X: np.ndarray,

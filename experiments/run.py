@@ -22,9 +22,9 @@ from experiments import tracking
 from experiments.analyses.bias_variance import evaluate_bias_variance
 from experiments.config_errors import exit_if_invalid, one_line_config_errors
 from experiments.configs import EvalKind, register_configs
-from experiments.datasets import load_dataset
+from experiments.datasets import describe_dataset, load_dataset
 from experiments.engines import SkippedJob, build, build_estimator
-from experiments.evaluation import evaluate, primary_metric, splits
+from experiments.evaluation import cap_training_rows, evaluate, primary_metric, splits
 from experiments.liveness import fail_orphans
 from experiments.memory import peak_rss_mb, reset_peak_rss
 from experiments.tuning.search import Tuner
@@ -52,7 +52,7 @@ def run_job(cfg: DictConfig) -> str:
             tracking.log_job(cfg)
             task = cfg.dataset.task
             X, y = load_dataset(cfg.dataset)
-            tracking.log_dataset(cfg.dataset, X, y)
+            tracking.log_dataset(cfg.dataset, X, y, describe_dataset(cfg.dataset, X, y))
             estimator, approximation = build(cfg, X.shape)
             twin = None
             if cfg.eval.parity and cfg.engine.name != "inhouse":
@@ -63,6 +63,10 @@ def run_job(cfg: DictConfig) -> str:
             if cfg.tune.name != "none":
                 tuner = Tuner(cfg, X.shape, partial(tracking.log_trials, job_name(cfg)))
             folds = splits(cfg.eval, task, X, y, cfg.seed)
+            cap = cfg.dataset.get("max_train_rows")
+            if cap is not None:
+                tracking.tag_row_cap(cap)
+                folds = cap_training_rows(folds, cap, cfg.seed)
             # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too
             threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None  # -1: every core
             with threadpool_limits(limits=threads, user_api="openmp"):

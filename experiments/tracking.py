@@ -52,14 +52,15 @@ TRACKING_KEYS = ("mlflow", "resume")
 
 
 def job_config(cfg: DictConfig) -> dict[str, Any]:
-    """The resolved job config without the tracking settings (`mlflow`, `resume`); a tuned job
-    keeps `tune` and its method's search space, an untuned one neither (so that its run_key is
-    the one it had before tuning existed)."""
+    """The resolved job config without the tracking settings (`mlflow`, `resume`) and the suite
+    (its dataset's entry is interpolated into `dataset`); a tuned job keeps `tune` and its
+    method's search space, an untuned one neither (so that its run_key is the one it had before
+    tuning existed)."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     job = {
         key: value
         for key, value in container.items()
-        if key not in (*TRACKING_KEYS, "tune", "search_space")
+        if key not in (*TRACKING_KEYS, "tune", "search_space", "suite")
     }
     if cfg.tune.name != "none":
         job["tune"] = container["tune"]
@@ -270,10 +271,19 @@ def log_best_params(best_params: list[dict]) -> None:
 
 
 @retry_when_busy
-def log_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> None:
+def tag_row_cap(max_train_rows: int) -> None:
+    """Tag max_train_rows: each split's training rows were subsampled to at most this many."""
+    mlflow.set_tag("max_train_rows", str(max_train_rows))
+
+
+@retry_when_busy
+def log_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray, description: dict) -> None:
     """The job's data as an MLflow dataset input (name, digest of the arrays, source: the lab's
-    loader and the dataset's settings, a file's path among them), for the UI's dataset column."""
-    settings = OmegaConf.to_container(cfg, enum_to_str=True)
-    source = CodeDatasetSource({"loader": f"experiments.datasets:{cfg.name}", **settings})
+    loader and the dataset's settings, a file's path among them), for the UI's dataset column,
+    and its `description` tags (data.rows, ...: experiments.datasets.describe_dataset)."""
+    mlflow.set_tags(description)
+    settings = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    loader = cfg.get("loader", cfg.name)
+    source = CodeDatasetSource({"loader": f"experiments.datasets:{loader}", **settings})
     dataset = mlflow.data.from_numpy(X, targets=y, name=cfg.name, source=source)
     mlflow.log_input(dataset, context="job")

@@ -6,6 +6,7 @@ from pathlib import Path
 from reports.analyses.bias_variance import bias_variance_tables
 from reports.analyses.diversity import diversity_tables
 from reports.analyses.margins import boosted_methods, margin_figure
+from reports.datasets import datasets_table
 from reports.esl import BOOSTED, ESL_CURVE, esl_datasets, esl_figure
 from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves
 from reports.figures import save as save_figure
@@ -132,6 +133,10 @@ def build_report(
         "tables.md": to_markdown(text_tables),
         "tables.tex": to_latex(text_tables),
     }
+    described = datasets_table(ok)
+    if described is not None:
+        outputs |= {"datasets.md": to_markdown([described]),
+                    "datasets.tex": to_latex([described])}  # fmt: skip
     paths = []
     for name, text in outputs.items():
         path = out_dir / name

@@ -20,10 +20,14 @@ def compose_config(*overrides: str):
         return compose("config", overrides=list(overrides))
 
 
+SWEEP_CHOICES = {"suite": ["suite=grinsztajn_clf_cat"]}  # a preset that needs a choice
+
+
 def compose_sweep(name: str) -> tuple:
     """The sweep's config (with its hydra node) and the composed config of each job."""
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=[f"+sweep={name}"], return_hydra_config=True)
+        overrides = [f"+sweep={name}", *SWEEP_CHOICES.get(name, [])]
+        cfg = compose("config", overrides=overrides, return_hydra_config=True)
         return cfg, sweep_job_configs(cfg)
 
 
@@ -51,6 +55,7 @@ N_JOBS = {
     "bias_variance": 2 * 6 * 3,  # datasets x methods x seeds
     "tuned": 2 * 4 * 4 * 2 * 3,  # datasets x methods x engines x (default, tpe) x seeds
     "tunability": 2 * 2 * 3,  # datasets x methods x seeds
+    "suite": 7 * 2 * 4 * 3,  # grinsztajn_clf_cat's datasets x methods x engines x seeds
 }
 
 
@@ -67,7 +72,7 @@ SLOW_SWEEPS = {"parity"}  # 432 jobs, each composed: about a minute
 def test_every_sweep_preset_is_a_multirun_whose_jobs_compose(sweep):
     cfg, jobs = compose_sweep(sweep)
     assert cfg.hydra.mode == RunMode.MULTIRUN
-    assert cfg.mlflow.experiment_name == sweep
+    assert cfg.mlflow.experiment_name == (cfg.suite.name if sweep == "suite" else sweep)
     assert len(jobs) == N_JOBS[sweep]
 
 

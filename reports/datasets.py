@@ -1,0 +1,34 @@
+"""The datasets table, the first table of a benchmark paper: one row per dataset of the
+experiment, from the data.* tags its runs logged (experiments.datasets.describe_dataset)."""
+
+import pandas as pd
+
+from reports.render import TextTable
+
+COLUMNS = {  # tag -> header
+    "data.source": "source",
+    "task": "task",
+    "data.rows": "rows",
+    "data.numeric_features": "numeric",
+    "data.categorical_features": "categorical",
+    "data.missing_pct": "missing %",
+    "data.classes": "classes",
+    "data.minority_share": "minority share",
+    "max_train_rows": "training rows cap",
+}
+
+
+def datasets_table(runs: pd.DataFrame) -> TextTable | None:
+    """Per dataset, the tags of its latest run (every run of a dataset describes the same
+    data); None when no run logged them (runs older than the tags)."""
+    if "data.rows" not in runs.columns or runs["data.rows"].isna().all():
+        return None
+    described = runs[runs["data.rows"].notna()].sort_values("start_time")
+    latest = described.groupby("dataset").last()
+    cells = latest.reindex(columns=list(COLUMNS)).rename(columns=COLUMNS).fillna("-")
+    cells.index.name = "dataset"
+    bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
+    caption = ("The datasets of the experiment: source, task, rows, numeric and categorical "
+               "features, share of missing feature values, classes and the minority class's "
+               "share (classification), and the cap on each split's training rows, if any.")
+    return TextTable("datasets", caption, cells.astype(str), bold)

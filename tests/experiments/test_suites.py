@@ -1,0 +1,120 @@
+"""A benchmark suite end to end, offline: a fake suite of two datasets (categorical and missing
+values) written into a temporary cache by the test, swept, stored in MLflow and reported with
+its datasets table; an uncached dataset stops the sweep with one line before any run; `fetch`
+writes what OpenML answers into the cache and `verify` finds a damaged file."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.utils import Bunch
+
+from experiments import data
+from experiments.suite_cache import dataset_paths, read_dataset, write_dataset
+from reports.build import build_report
+
+SUITE_YAML = """# @package suite
+defaults:
+  - suite_schema
+name: fake
+preprocessing: {max_train_rows: 200}
+datasets:
+  toy_clf: {data_id: 90001, target: label, task: binary}
+  toy_reg: {data_id: 90002, target: target, task: regression}
+"""
+
+
+def toy_frames() -> dict[str, tuple[pd.DataFrame, str, str]]:
+    """name -> (frame, target, task): a categorical feature with missing values and a label
+    that needs it (y = (x > 0) xor (colour is red)), and a regression frame."""
+    rng = np.random.RandomState(0)
+    n = 300
+    colour = pd.Categorical(rng.choice(["red", "green", "blue", None], n))
+    x = rng.normal(size=n)
+    x[::17] = np.nan
+    label = np.where((x > 0) ^ (np.asarray(colour) == "red"), "yes", "no")
+    classification = pd.DataFrame({"x": x, "colour": colour, "label": pd.Categorical(label)})
+    regression = pd.DataFrame({"a": rng.normal(size=n),
+                               "kind": pd.Categorical(rng.choice(list("abc"), n)),
+                               "target": rng.normal(size=n)})  # fmt: skip
+    return {"toy_clf": (classification, "label", "binary"),
+            "toy_reg": (regression, "target", "regression")}  # fmt: skip
+
+
+@pytest.fixture
+def fake_suite(tmp_path, monkeypatch):
+    """The suite's yaml in a config directory of its own (hydra.searchpath) and its cache."""
+    conf = tmp_path / "conf" / "suite"
+    conf.mkdir(parents=True)
+    (conf / "fake.yaml").write_text(SUITE_YAML)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ENSEMBLES_DATA_CACHE", str(cache))
+    return [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "+sweep=suite", "suite=fake"]
+
+
+def fill_cache(cache) -> None:
+    for index, (name, (frame, target, task)) in enumerate(toy_frames().items()):
+        write_dataset(frame, name, "fake", 90001 + index, 1, target, task, str(cache))
+
+
+@pytest.mark.slow
+def test_a_suite_sweep_runs_offline_from_the_cache_into_mlflow_and_the_report(
+        cli, cli_runs, fake_suite, tmp_path):
+    fill_cache(tmp_path / "cache")
+    result = cli(*fake_suite, "method=gbt,random_forest", "engine=inhouse,sklearn", "seed=0",
+                 "method.n_estimators=10")
+    assert result.returncode == 0, result.stderr
+    runs = cli_runs("fake")
+    assert len(runs) == 8 and {run.data.tags["status"] for run in runs} == {"ok"}
+    assert {run.data.tags["dataset"] for run in runs} == {"toy_clf", "toy_reg"}
+    classified = [run for run in runs if run.data.tags["dataset"] == "toy_clf"]
+    assert all(run.data.metrics["test_error"] < 0.1 for run in classified)  # needs the colour
+    tags = classified[0].data.tags
+    assert (tags["max_train_rows"], tags["data.categorical_features"]) == ("200", "1")
+    assert tags["data.source"] == "OpenML 90001"
+    build_report(f"sqlite:///{tmp_path / 'mlflow.db'}", "fake", tmp_path / "out")
+    table = (tmp_path / "out" / "datasets.md").read_text()
+    assert "| toy_clf   | OpenML 90001 |     binary |    300 |" in table
+    assert "| toy_reg" in table and (tmp_path / "out" / "datasets.tex").exists()
+
+
+def test_an_uncached_dataset_stops_the_sweep_with_one_line_before_any_run(cli, fake_suite,
+                                                                         tmp_path):
+    result = cli(*fake_suite, "method=gbt", "engine=inhouse", "seed=0")
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"error: dataset toy_clf (OpenML 90001) of suite fake is not in the cache "
+        f"{tmp_path / 'cache'}; on a machine with internet run: make data SUITE=fake"]
+    assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_a_name_the_suite_lacks_is_refused(cli, fake_suite):
+    fill_cache_args = [*fake_suite[:1], "dataset=suite", "suite=fake", "dataset.name=toy"]
+    result = cli(*fill_cache_args)
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: unknown dataset.name 'toy' of suite fake; choose one of: toy_clf, toy_reg")
+
+
+def test_fetch_writes_what_openml_answers_and_verify_finds_a_damaged_file(tmp_path,
+                                                                          monkeypatch):
+    suite_file = tmp_path / "fake.yaml"
+    suite_file.write_text(SUITE_YAML)
+    frames = toy_frames()
+
+    def fetch_openml(data_id, data_home, as_frame, target_column):
+        name = "toy_clf" if data_id == 90001 else "toy_reg"
+        return Bunch(frame=frames[name][0], details={"version": "3",
+                                                     "default_target_attribute": "unused"})
+
+    monkeypatch.setattr(data, "fetch_openml", fetch_openml)
+    cache = str(tmp_path / "cache")
+    assert data.main(["fetch", str(suite_file), "--cache", cache]) == 0
+    frame, metadata = read_dataset("fake", "toy_clf", 90001, cache)
+    assert isinstance(frame["colour"].dtype, pd.CategoricalDtype)  # dtypes kept
+    assert (metadata.version, metadata.rows, metadata.categorical_features) == (3, 300, 1)
+    assert metadata.class_counts == {"no": 164, "yes": 136}
+    parquet, meta = dataset_paths("fake", "toy_reg", cache)
+    assert json.loads(meta.read_text())["task"] == "regression"
+    parquet.write_bytes(parquet.read_bytes()[:-10] + b"0123456789")
+    assert data.main(["verify", str(suite_file), "--cache", cache]) == 1
