@@ -76,6 +76,16 @@ def test_every_sweep_preset_is_a_multirun_whose_jobs_compose(sweep):
     assert len(jobs) == N_JOBS[sweep]
 
 
+def test_a_command_line_sweep_replaces_the_presets_sweep_of_the_same_key():
+    """As Hydra's BasicSweeper: +sweep=tunability seed=5 runs 2 datasets x 2 methods x seed 5."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=["+sweep=tunability", "seed=5"],
+                      return_hydra_config=True)
+        cfg.hydra.overrides.task = ["+sweep=tunability", "seed=5"]
+        jobs = sweep_job_configs(cfg)
+    assert len(jobs) == 4 and {job.seed for job in jobs} == {5}
+
+
 def test_the_tunability_preset_tunes_each_parameter_alone():
     _, jobs = compose_sweep("tunability")
     assert {(job.tune.name, job.tune.tunability) for job in jobs} == {("tpe", True)}
