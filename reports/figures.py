@@ -80,7 +80,7 @@ def cd_diagram(result: FriedmanResult) -> Figure:
         label = f"{pair_label(pair)} ({rank:.2f})"
         ax.annotate(label, (edge, depth), xytext=(-4 if left else 4, 0), textcoords="offset points",
                     ha="right" if left else "left", va="center", fontsize=9)  # fmt: skip
-    ax.set_title(f"{result.metric}: Nemenyi CD (alpha 0.05, N = {result.n_datasets})")
+    ax.set_title(f"{result.metric}: Nemenyi CD (alpha {result.alpha:g}, N = {result.n_datasets})")
     return figure
 
 

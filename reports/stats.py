@@ -139,6 +139,7 @@ class FriedmanResult:
     pvalue: float
     iman_davenport: float
     cd: float
+    alpha: float = ALPHA
 
 
 def friedman_nemenyi(table: MetricTable, alpha: float = ALPHA) -> FriedmanResult | None:
@@ -158,4 +159,5 @@ def friedman_nemenyi(table: MetricTable, alpha: float = ALPHA) -> FriedmanResult
         pvalue=float(test.pvalue),
         iman_davenport=iman_davenport(test.statistic, n, k) if denominator > 0 else math.inf,
         cd=nemenyi_cd(k, n, alpha),
+        alpha=alpha,
     )

@@ -191,6 +191,9 @@ def test_cd_diagram_bars_join_the_groups_within_the_critical_difference():
     assert cd == pytest.approx(1.114, abs=5e-4)
 
     ax = cd_diagram(result).axes[0]
+    assert ax.get_title() == "test_error: Nemenyi CD (alpha 0.05, N = 30)"
+    wider = friedman_nemenyi(summarize(pd.DataFrame(rows, columns=columns), "test_error"), 0.1)
+    assert cd_diagram(wider).axes[0].get_title() == "test_error: Nemenyi CD (alpha 0.1, N = 30)"
     [(cd_start, cd_end)] = bars(ax, "cd")
     assert cd_end - cd_start == pytest.approx(cd)
     groups = [
