@@ -158,6 +158,20 @@ def _load(
     return X, y
 
 
+LOADED_COPIES = 4  # float64 features, each split's training and test copies, bins and model
+
+
+def suite_dataset_megabytes(cfg: DictConfig) -> tuple[float, str] | None:
+    """For a suite's dataset, the memory (MiB) a job needs, estimated from the cache metadata
+    as LOADED_COPIES x rows x features x 8 bytes, and a description of it; None otherwise."""
+    if cfg.get("loader") != "suite":
+        return None
+    metadata = read_metadata(cfg.suite, cfg.name, cfg.cache)
+    features = metadata.numeric_features + metadata.categorical_features
+    megabytes = LOADED_COPIES * metadata.rows * features * 8 / 2**20
+    return megabytes, f"{metadata.rows} rows x {features} features"
+
+
 GENERATED = {"hastie_10_2", "friedman1", "friedman2", "friedman3", "nested_spheres",
              "synthetic_classification", "synthetic_regression"}
 

@@ -1,4 +1,5 @@
-"""The peak resident memory of a fit or a job, in a process that may run many of them."""
+"""The peak resident memory of a fit or a job, in a process that may run many of them, and the
+memory the machine has available for the next."""
 
 import re
 import resource
@@ -22,3 +23,13 @@ def peak_rss_mb() -> float:
         return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
     except (OSError, AttributeError):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def available_mb() -> float:
+    """Memory (MiB) available to a new allocation: MemAvailable of /proc/meminfo (Linux);
+    infinite where there is none."""
+    try:
+        meminfo = Path("/proc/meminfo").read_text()
+        return int(re.search(r"MemAvailable:\s+(\d+) kB", meminfo).group(1)) / 1024
+    except (OSError, AttributeError):
+        return float("inf")

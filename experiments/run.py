@@ -22,11 +22,11 @@ from experiments import tracking
 from experiments.analyses.bias_variance import evaluate_bias_variance
 from experiments.config_errors import exit_if_invalid, one_line_config_errors
 from experiments.configs import EvalKind, register_configs
-from experiments.datasets import describe_dataset, load_dataset
+from experiments.datasets import describe_dataset, load_dataset, suite_dataset_megabytes
 from experiments.engines import SkippedJob, build, build_estimator
 from experiments.evaluation import cap_training_rows, evaluate, primary_metric, splits
 from experiments.liveness import fail_orphans
-from experiments.memory import peak_rss_mb, reset_peak_rss
+from experiments.memory import available_mb, peak_rss_mb, reset_peak_rss
 from experiments.tuning.search import Tuner
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ def run_job(cfg: DictConfig) -> str:
             reset_peak_rss()
             tracking.log_job(cfg)
             task = cfg.dataset.task
+            check_fits_in_memory(cfg.dataset)
             X, y = load_dataset(cfg.dataset)
             tracking.log_dataset(cfg.dataset, X, y, describe_dataset(cfg.dataset, X, y))
             estimator, approximation = build(cfg, X.shape)
@@ -101,6 +102,14 @@ def run_job(cfg: DictConfig) -> str:
         shown = [f"{name}={means[name]:.4g}" for name in key_metrics if name in means]
         log.info("%s ok: %s", job_name(cfg), ", ".join(shown))
         return tracking.mark("ok")
+
+
+def check_fits_in_memory(dataset: DictConfig) -> None:
+    """SkippedJob when a suite's dataset needs more memory than the machine has available."""
+    need = suite_dataset_megabytes(dataset)
+    if need is not None and need[0] > available_mb():
+        raise SkippedJob(f"dataset {dataset.name} ({need[1]}) needs about {need[0]:.3g} MB, "
+                         f"{available_mb():.3g} MB available")
 
 
 def show_progress(estimator: BaseEstimator) -> None:

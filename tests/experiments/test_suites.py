@@ -118,3 +118,29 @@ def test_fetch_writes_what_openml_answers_and_verify_finds_a_damaged_file(tmp_pa
     assert json.loads(meta.read_text())["task"] == "regression"
     parquet.write_bytes(parquet.read_bytes()[:-10] + b"0123456789")
     assert data.main(["verify", str(suite_file), "--cache", cache]) == 1
+
+
+def test_a_dataset_larger_than_the_available_memory_is_a_skipped_job(store_uri, runs_of,
+                                                                     tmp_path, monkeypatch):
+    """toy_clf (300 rows x 2 features) needs 4 x 300 x 2 x 8 bytes = 0.0183 MB: skipped on a
+    machine with 0.01 MB available, with the estimate in its reason."""
+    from hydra import compose, initialize_config_dir
+
+    from experiments import run
+    from experiments.paths import CONF_DIR
+
+    fill_cache(tmp_path / "cache")
+    conf = tmp_path / "conf" / "suite"
+    conf.mkdir(parents=True)
+    (conf / "fake.yaml").write_text(SUITE_YAML)
+    overrides = [f"mlflow.tracking_uri={store_uri}", "mlflow.experiment_name=too_large",
+                 "dataset=suite", "suite=fake", "dataset.name=toy_clf",
+                 f"dataset.cache={tmp_path / 'cache'}",
+                 f"hydra.searchpath=[file://{tmp_path / 'conf'}]"]  # fmt: skip
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    monkeypatch.setattr(run, "available_mb", lambda: 0.01)
+    assert run.run_job(cfg) == "skipped"
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["skip_reason"] == (
+        "dataset toy_clf (300 rows x 2 features) needs about 0.0183 MB, 0.01 MB available")
