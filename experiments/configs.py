@@ -128,14 +128,25 @@ class SyntheticRegressionConfig(DatasetConfig):
     data_seed: int = 0
 
 
+class CategoricalEncoding(Enum):
+    """How a table's non-numeric features reach the engines: ordinal (one column of category
+    codes, 0..K-1 in the categories' sorted order) or onehot (one 0/1 column per category, and
+    one for a missing value where the feature has missing values)."""
+
+    ordinal = "ordinal"
+    onehot = "onehot"
+
+
 @dataclass
 class TableConfig(DatasetConfig):
     """A local CSV or Parquet file: `target` is the label column; the task is the user's to
-    state (dataset.task=binary|multiclass|regression)."""
+    state (dataset.task=binary|multiclass|regression); `categorical`: how non-numeric features
+    are encoded."""
 
     name: str = "csv"
     path: str = MISSING
     target: str = MISSING
+    categorical: CategoricalEncoding = CategoricalEncoding.ordinal
 
 
 @dataclass
@@ -147,6 +158,7 @@ class OpenMLConfig(DatasetConfig):
     data_id: int = MISSING
     target: str | None = None
     data_home: str | None = None
+    categorical: CategoricalEncoding = CategoricalEncoding.ordinal
 
 
 @dataclass
@@ -164,6 +176,7 @@ class SuiteDatasetConfig(DatasetConfig):
     target: str | None = None
     cache: str | None = None
     max_train_rows: int | None = None
+    categorical: CategoricalEncoding = CategoricalEncoding.ordinal
 
 
 @dataclass

@@ -41,9 +41,13 @@ def nested_spheres(
     return X, np.searchsorted(radii, np.einsum("ij,ij->i", X, X), side="right")
 
 
-def frame_to_xy(frame: pd.DataFrame, target: str, source: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features as float64, non-numeric columns as their pandas category codes (missing values
-    stay NaN in every column), and the `target` column; a row without a target is refused."""
+def frame_to_xy(
+    frame: pd.DataFrame, target: str, source: str, categorical: str = "ordinal"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features as float64 and the `target` column; a row without a target is refused. A
+    non-numeric feature becomes its pandas category codes (`ordinal`) or one 0/1 column per
+    category, plus one for a missing value if it has any (`onehot`); missing values of the
+    other features stay NaN."""
     if target not in frame.columns:
         columns = ", ".join(map(str, frame.columns))
         raise ValueError(f"no target column '{target}' in {source}; columns: {columns}")
@@ -53,28 +57,33 @@ def frame_to_xy(frame: pd.DataFrame, target: str, source: str) -> tuple[np.ndarr
         raise ValueError(
             f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows"
         )
-    features = frame.drop(columns=target)
-    X = np.empty(features.shape)
-    for j, (_, column) in enumerate(features.items()):
+    columns = []
+    for name, column in frame.drop(columns=target).items():
         if pd.api.types.is_numeric_dtype(column):
-            X[:, j] = column.to_numpy(dtype=np.float64, na_value=np.nan)
+            columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
+        elif categorical == "onehot":
+            indicators = pd.get_dummies(column, prefix=str(name), dummy_na=column.isna().any())
+            columns.append(indicators.to_numpy(dtype=np.float64))
         else:
             codes = column.astype("category").cat.codes.to_numpy()
-            X[:, j] = np.where(codes >= 0, codes, np.nan)
+            columns.append(np.where(codes >= 0, codes, np.nan)[:, None])
+    X = np.hstack(columns) if columns else np.empty((len(frame), 0))
     return X, y.to_numpy()
 
 
-def load_table(path: str, target: str) -> tuple[np.ndarray, np.ndarray]:
+def load_table(
+    path: str, target: str, categorical: str = "ordinal"
+) -> tuple[np.ndarray, np.ndarray]:
     """A local Parquet file (suffix .parquet) or CSV file (any other suffix) read by pandas."""
     file = Path(path).expanduser().absolute()
     if not file.is_file():
         raise FileNotFoundError(f"no dataset file {file}")
     frame = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
-    return frame_to_xy(frame, target, str(file))
+    return frame_to_xy(frame, target, str(file), categorical)
 
 
 def load_openml(
-    data_id: int, target: str | None, data_home: str | None
+    data_id: int, target: str | None, data_home: str | None, categorical: str = "ordinal"
 ) -> tuple[np.ndarray, np.ndarray]:
     """OpenML dataset `data_id`, downloaded once into the cache `data_home` (else env
     ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml); `target` defaults to the
@@ -91,16 +100,22 @@ def load_openml(
     target = target or bunch.details.get("default_target_attribute")
     if not target:
         raise ValueError(f"OpenML dataset {data_id} has no default target; set dataset.target")
-    return frame_to_xy(bunch.frame, target, f"OpenML dataset {data_id}")
+    return frame_to_xy(bunch.frame, target, f"OpenML dataset {data_id}", categorical)
 
 
 def load_suite_dataset(
-    name: str, suite: str, data_id: int, target: str | None, cache: str | None
+    name: str,
+    suite: str,
+    data_id: int,
+    target: str | None,
+    cache: str | None,
+    categorical: str = "ordinal",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Dataset `name` of a benchmark suite from the offline cache (experiments.suite_cache);
     `target` defaults to the one the cache recorded."""
     frame, metadata = read_dataset(suite, name, data_id, cache)
-    return frame_to_xy(frame, target or metadata.target, f"{suite}/{name} (OpenML {data_id})")
+    return frame_to_xy(frame, target or metadata.target, f"{suite}/{name} (OpenML {data_id})",
+                       categorical)
 
 
 LOADERS: dict[str, Loader] = {
@@ -178,20 +193,22 @@ GENERATED = {"hastie_10_2", "friedman1", "friedman2", "friedman3", "nested_spher
 
 def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str, str]:
     """Tags data.<field> for the report's datasets table: source, rows, numeric and
-    categorical features (a suite dataset's from its cache metadata, else every feature counts
-    as numeric), missing %, and for classification the classes and the minority share."""
+    categorical features (a suite dataset's from its cache metadata, before any encoding; else
+    every column counts as numeric), missing %, and for classification the classes and the
+    minority share."""
     loader = cfg.get("loader", cfg.name)
-    categorical = 0
+    numeric, categorical = X.shape[1], 0
     if loader == "suite":
         source = f"OpenML {cfg.data_id}"
-        categorical = read_metadata(cfg.suite, cfg.name, cfg.cache).categorical_features
+        metadata = read_metadata(cfg.suite, cfg.name, cfg.cache)
+        numeric, categorical = metadata.numeric_features, metadata.categorical_features
     elif loader == "openml":
         source = f"OpenML {cfg.data_id}"
     elif loader == "csv":
         source = Path(cfg.path).name
     else:
         source = "generated" if loader in GENERATED else "scikit-learn"
-    tags = {"source": source, "rows": len(y), "numeric_features": X.shape[1] - categorical,
+    tags = {"source": source, "rows": len(y), "numeric_features": numeric,
             "categorical_features": categorical,
             "missing_pct": round(100 * float(np.isnan(X).mean()), 2)}  # fmt: skip
     if cfg.task is not Task.regression:

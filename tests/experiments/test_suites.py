@@ -144,3 +144,31 @@ def test_a_dataset_larger_than_the_available_memory_is_a_skipped_job(store_uri, 
     [logged] = runs_of(cfg)
     assert logged.data.tags["skip_reason"] == (
         "dataset toy_clf (300 rows x 2 features) needs about 0.0183 MB, 0.01 MB available")
+
+
+@pytest.mark.parametrize(("encoding", "n_columns"), [("ordinal", 2), ("onehot", 1 + 4)])
+def test_a_categorical_feature_is_ordinal_codes_or_one_column_per_category(
+        compose_job, tmp_path, encoding, n_columns):
+    """toy_clf's colour (red, green, blue, missing): one column of codes 0..2 with NaN, or four
+    0/1 columns (blue, green, red, missing) whose rows each hold one 1."""
+    from experiments.datasets import load_dataset
+
+    fill_cache(tmp_path / "cache")
+    conf = tmp_path / "conf" / "suite"
+    conf.mkdir(parents=True)
+    (conf / "fake.yaml").write_text(SUITE_YAML)
+    cfg = compose_job("dataset=suite", "suite=fake", "dataset.name=toy_clf",
+                      f"dataset.cache={tmp_path / 'cache'}", f"dataset.categorical={encoding}",
+                      f"hydra.searchpath=[file://{tmp_path / 'conf'}]")  # fmt: skip
+    X, _ = load_dataset(cfg.dataset)
+    assert X.shape == (300, n_columns)
+    colour = pd.read_parquet(tmp_path / "cache" / "fake" / "toy_clf.parquet")["colour"]
+    if encoding == "ordinal":
+        expected = colour.cat.codes.to_numpy().astype(float)
+        np.testing.assert_array_equal(X[:, 1], np.where(expected >= 0, expected, np.nan))
+    else:
+        indicators = X[:, 1:]
+        assert set(np.unique(indicators)) == {0.0, 1.0}
+        assert (indicators.sum(axis=1) == 1).all()
+        np.testing.assert_array_equal(indicators[:, 3] == 1, colour.isna().to_numpy())
+        np.testing.assert_array_equal(indicators[:, 2] == 1, (colour == "red").to_numpy())
