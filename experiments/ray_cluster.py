@@ -24,7 +24,8 @@ def connect(config: DictConfig) -> None:
     cluster, e.g. auto or host:port; None: a local one) and runtime_env.env_vars extended by
     this process's EXPERIMENTS_*, MLFLOW_* and NUMBA_* variables, and the worker setup hook
     WORKER_SETUP unless one is given; the launcher then finds Ray initialized and submits every
-    job there."""
+    job there. The workers' log lines stay in Ray's logs (the session directory, `ray logs`):
+    the sweep prints its summary line, and each job's run holds its status and error."""
     import ray  # the team extra
 
     init = OmegaConf.to_container(config.hydra.launcher.ray.init, resolve=True)
