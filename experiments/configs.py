@@ -164,10 +164,10 @@ class OpenMLConfig(DatasetConfig):
 @dataclass
 class SuiteDatasetConfig(DatasetConfig):
     """A dataset of a benchmark suite (conf/suite/), read from the offline cache that
-    `make data SUITE=<suite>` fills (cache None: env ENSEMBLES_DATA_CACHE, else
-    ~/.cache/ensembles-lab/suites). `name` is its key in suite.datasets, whose data_id, target
-    and task conf/dataset/suite.yaml interpolates; max_train_rows caps the training rows of each
-    split (subsampled with the job seed; None: no cap)."""
+    `make data SUITE=<suite>` fills (cache None: $ENSEMBLES_OPENML_HOME/suites, else
+    ~/.cache/ensembles-lab/openml/suites). `name` is its key in suite.datasets, whose data_id,
+    target and task conf/dataset/suite.yaml interpolates; max_train_rows caps the training rows
+    of each split (subsampled with the job seed; None: no cap)."""
 
     name: str = MISSING
     loader: str = "suite"

@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["fetch", "verify"])
     parser.add_argument("suite", help="a conf/suite name, or a suite yaml file")
-    parser.add_argument("--cache", help="default: env ENSEMBLES_DATA_CACHE, else "
-                                        "~/.cache/ensembles-lab/suites")  # fmt: skip
+    parser.add_argument("--cache", help="default: $ENSEMBLES_OPENML_HOME/suites, else "
+                                        "~/.cache/ensembles-lab/openml/suites")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         suite = load_suite(args.suite)

@@ -5,7 +5,6 @@ Generated datasets are seeded by the dataset's `data_seed`, so every job seed se
 Tables (a local file, OpenML) keep missing features as NaN and refuse rows without a target.
 """
 
-import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -17,12 +16,10 @@ from scipy import stats
 from sklearn import datasets
 
 from experiments.configs import Task
-from experiments.suite_cache import read_dataset, read_metadata
+from experiments.suite_cache import openml_home, read_dataset, read_metadata
 
 Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
 
-OPENML_HOME_ENV = "ENSEMBLES_OPENML_HOME"
-OPENML_HOME_DEFAULT = "~/.cache/ensembles-lab/openml"
 
 
 def seeded(make: Loader) -> Loader:
@@ -88,7 +85,7 @@ def load_openml(
     """OpenML dataset `data_id`, downloaded once into the cache `data_home` (else env
     ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml); `target` defaults to the
     dataset's default target."""
-    home = Path(data_home or os.environ.get(OPENML_HOME_ENV) or OPENML_HOME_DEFAULT).expanduser()
+    home = openml_home(data_home)
     try:
         bunch = datasets.fetch_openml(
             data_id=data_id, data_home=home, as_frame=True, target_column=None

@@ -4,7 +4,8 @@ Parquet file, task, rows, numeric and categorical features, missing rate, class 
 `make data` fills it on a machine with internet (experiments.data); jobs only read it.
 
 Layout: <cache>/<suite>/<dataset>.parquet and <dataset>.json; <cache> is dataset.cache, else
-env ENSEMBLES_DATA_CACHE, else ~/.cache/ensembles-lab/suites."""
+the `suites` folder of the lab's OpenML cache: $ENSEMBLES_OPENML_HOME/suites, else
+~/.cache/ensembles-lab/openml/suites."""
 
 import hashlib
 import json
@@ -14,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-CACHE_ENV = "ENSEMBLES_DATA_CACHE"
-CACHE_DEFAULT = "~/.cache/ensembles-lab/suites"
+OPENML_HOME_ENV = "ENSEMBLES_OPENML_HOME"
+OPENML_HOME_DEFAULT = "~/.cache/ensembles-lab/openml"
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,16 @@ class NotCached(FileNotFoundError):
 
 
 def cache_root(cache: str | None = None) -> Path:
-    """The cache directory: `cache`, else env ENSEMBLES_DATA_CACHE, else the default."""
-    return Path(cache or os.environ.get(CACHE_ENV) or CACHE_DEFAULT).expanduser()
+    """The cache directory: `cache`, else <OpenML home>/suites (env ENSEMBLES_OPENML_HOME,
+    else ~/.cache/ensembles-lab/openml)."""
+    if cache:
+        return Path(cache).expanduser()
+    return openml_home() / "suites"
+
+
+def openml_home(data_home: str | None = None) -> Path:
+    """The lab's OpenML cache: `data_home`, else env ENSEMBLES_OPENML_HOME, else the default."""
+    return Path(data_home or os.environ.get(OPENML_HOME_ENV) or OPENML_HOME_DEFAULT).expanduser()
 
 
 def dataset_paths(suite: str, name: str, cache: str | None = None) -> tuple[Path, Path]:

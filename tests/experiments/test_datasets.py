@@ -18,8 +18,9 @@ from sklearn.datasets import (
 from sklearn.utils import Bunch
 
 from experiments.configs import Task, group_options
-from experiments.datasets import OPENML_HOME_ENV, load_dataset, load_openml
+from experiments.datasets import load_dataset, load_openml
 from experiments.run import run_job
+from experiments.suite_cache import OPENML_HOME_ENV
 
 CHI2_10_MEDIAN = 9.34181776559197  # median of chi-square, 10 degrees of freedom (ESL eq. 10.2)
 

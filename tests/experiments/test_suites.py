@@ -48,8 +48,7 @@ def fake_suite(tmp_path, monkeypatch):
     conf = tmp_path / "conf" / "suite"
     conf.mkdir(parents=True)
     (conf / "fake.yaml").write_text(SUITE_YAML)
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("ENSEMBLES_DATA_CACHE", str(cache))
+    monkeypatch.setenv("ENSEMBLES_OPENML_HOME", str(tmp_path / "openml"))
     return [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "+sweep=suite", "suite=fake"]
 
 
@@ -61,7 +60,7 @@ def fill_cache(cache) -> None:
 @pytest.mark.slow
 def test_a_suite_sweep_runs_offline_from_the_cache_into_mlflow_and_the_report(
         cli, cli_runs, fake_suite, tmp_path):
-    fill_cache(tmp_path / "cache")
+    fill_cache(tmp_path / "openml" / "suites")
     result = cli(*fake_suite, "method=gbt,random_forest", "engine=inhouse,sklearn", "seed=0",
                  "method.n_estimators=10")
     assert result.returncode == 0, result.stderr
@@ -85,7 +84,7 @@ def test_an_uncached_dataset_stops_the_sweep_with_one_line_before_any_run(cli, f
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [
         f"error: dataset toy_clf (OpenML 90001) of suite fake is not in the cache "
-        f"{tmp_path / 'cache'}; on a machine with internet run: make data SUITE=fake"]
+        f"{tmp_path / 'openml' / 'suites'}; on a machine with internet run: make data SUITE=fake"]
     assert not (tmp_path / "mlflow.db").exists()
 
 
