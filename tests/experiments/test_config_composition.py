@@ -41,10 +41,25 @@ def test_the_contract_groups_have_options():
     assert "default" in group_options("sweep")
 
 
-@pytest.mark.parametrize(("group", "option"), OPTIONS)
+NAMED_BY_MEMBER = {("dataset", "suite")}  # a suite's dataset is named by its suite key
+
+
+@pytest.mark.parametrize(("group", "option"),
+                         [pair for pair in OPTIONS if pair not in NAMED_BY_MEMBER])
 def test_every_option_composes_and_names_itself(group, option):
     cfg = compose_config(f"{group}={option}")
     assert cfg[group].name == option
+
+
+@pytest.mark.parametrize("suite", group_options("suite"))
+def test_every_suite_composes_and_each_of_its_datasets_resolves(suite):
+    cfg = compose_config(f"suite={suite}")
+    assert cfg.suite.name == suite
+    assert (suite == "none") == (len(cfg.suite.datasets) == 0)
+    for name, entry in cfg.suite.datasets.items():
+        dataset = compose_config(f"suite={suite}", "dataset=suite", f"dataset.name={name}").dataset
+        assert (dataset.name, dataset.loader, dataset.suite) == (name, "suite", suite)
+        assert (dataset.data_id, dataset.task) == (entry.data_id, entry.task)
 
 
 N_JOBS = {
