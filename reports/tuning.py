@@ -42,10 +42,20 @@ def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
             compared.append({"dataset": dataset, "method": base, "sampler": sampler,
                              "engine": engine, "default": default, "tuned": tuned,
                              "gain": default - tuned, "p": p})  # fmt: skip
-        for row, adjusted in zip(compared, holm([r["p"] for r in compared]), strict=True):
-            rows.append({**row, "p_holm": adjusted})
+        rows += with_holm(compared)
     columns = ["dataset", "method", "sampler", "engine", "default", "tuned", "gain", "p_holm"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def with_holm(compared: list[dict]) -> list[dict]:
+    """The rows with p_holm: their p-values Holm-adjusted among themselves."""
+    adjusted = holm([row["p"] for row in compared])
+    return [{**row, "p_holm": p} for row, p in zip(compared, adjusted, strict=True)]
+
+
+def signed(value: float, decimals: int) -> str:
+    """`+0.123` or `-0.123`; a value that rounds to zero reads `+0.000`, never `-0.000`."""
+    return f"{round(value, decimals) + 0.0:+.{decimals}f}"
 
 
 def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
@@ -65,8 +75,7 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
         {
             "default": [f"{v:.{d}f}" for v, d in zip(comparison["default"], decimals, strict=True)],
             "tuned": [f"{v:.{d}f}" for v, d in zip(comparison["tuned"], decimals, strict=True)],
-            "gain": [f"{round(v, d) + 0.0:+.{d}f}"  # + 0.0: no "-0.000"
-                     for v, d in zip(comparison["gain"], decimals, strict=True)],
+            "gain": [signed(v, d) for v, d in zip(comparison["gain"], decimals, strict=True)],
             "p (Holm)": [f"{v:.3g}" for v in comparison["p_holm"]],
         },
         index=pd.Index(index, name="dataset: method / engine (sampler)"),
@@ -103,8 +112,7 @@ def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
                              "share": gain / joint if joint > 0 else np.nan,
                              "datasets": scored["dataset"].nunique(),
                              "p": wilcoxon_p(scored[default], scored[column])})  # fmt: skip
-        for row, adjusted in zip(compared, holm([r["p"] for r in compared]), strict=True):
-            rows.append({**row, "p_holm": adjusted})
+        rows += with_holm(compared)
     table = pd.DataFrame(rows, columns=TUNABILITY_COLUMNS)
     return table.sort_values(["method", "engine", "tunability"], ascending=[True, True, False],
                              ignore_index=True)  # fmt: skip
@@ -131,8 +139,7 @@ def format_tunability(table: pd.DataFrame, metric: str) -> TextTable:
              for row in table.itertuples()]  # fmt: skip
     cells = pd.DataFrame(
         {
-            "tunability": [f"{round(v, decimals) + 0.0:+.{decimals}f}"  # + 0.0: no "-0.000"
-                           for v in table["tunability"]],  # fmt: skip
+            "tunability": [signed(v, decimals) for v in table["tunability"]],
             "share of joint gain": [f"{v:.0%}" if not np.isnan(v) else "-"
                                     for v in table["share"]],  # fmt: skip
             "datasets": [str(n) for n in table["datasets"]],
