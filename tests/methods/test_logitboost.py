@@ -137,6 +137,19 @@ def _multiclass_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_m
     return F, F_test, largest_z
 
 
+def sigmoid2(F: np.ndarray) -> np.ndarray:
+    """p = 1 / (1 + e^(-2F)), LogitBoost's probability of class 1 (F is half the log-odds)."""
+    return 1.0 / (1.0 + np.exp(-2.0 * F))
+
+
+def assert_scores_and_probabilities(model, pairs, probabilities) -> None:
+    """For each (rows, reference F): the model's decision_function equals F and its
+    predict_proba equals probabilities(F), both to 1e-8."""
+    for rows, reference in pairs:
+        assert np.abs(model.decision_function(rows) - reference).max() < 1e-8
+        assert np.abs(model.predict_proba(rows) - probabilities(reference)).max() < 1e-8
+
+
 @pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
 def test_binary_logitboost_with_default_clipping_is_fht_algorithm_3(max_depth, learning_rate):
     """With the default z_max = 4, F and p = 1 / (1 + e^(-2F)) equal FHT's Algorithm 3 on
@@ -147,10 +160,8 @@ def test_binary_logitboost_with_default_clipping_is_fht_algorithm_3(max_depth, l
     assert largest_z > 2 * DEFAULT_Z_MAX
     model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
                                  learning_rate=learning_rate).fit(X, y)
-    for rows, reference in ((X, F), (X_test, F_test)):
-        assert np.abs(model.decision_function(rows) - reference).max() < 1e-8
-        p = 1.0 / (1.0 + np.exp(-2.0 * reference))
-        assert np.abs(model.predict_proba(rows)[:, 1] - p).max() < 1e-8
+    assert_scores_and_probabilities(model, ((X, F), (X_test, F_test)),
+                                    lambda F: np.column_stack([1 - sigmoid2(F), sigmoid2(F)]))
 
 
 @pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
@@ -164,7 +175,6 @@ def test_multiclass_logitboost_with_default_clipping_is_fht_algorithm_6(max_dept
     assert largest_z > 2 * DEFAULT_Z_MAX
     model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
                                  learning_rate=learning_rate).fit(X, y)
-    for rows, reference in ((X, F), (X_test, F_test)):
-        assert np.abs(model.decision_function(rows) - reference).max() < 1e-8
-        p = np.exp(reference) / np.exp(reference).sum(axis=1, keepdims=True)
-        assert np.abs(model.predict_proba(rows) - p).max() < 1e-8
+    assert_scores_and_probabilities(
+        model, ((X, F), (X_test, F_test)),
+        lambda F: np.exp(F) / np.exp(F).sum(axis=1, keepdims=True))
