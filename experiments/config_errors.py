@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from experiments.configs import EvalKind, group_options
-from experiments.suite_cache import dataset_paths, not_cached_message
+from experiments.suite_cache import is_cached, not_cached_message
 from experiments.tuning.search import TUNE_METRICS
 from experiments.tuning.space import space_errors
 
@@ -67,8 +67,7 @@ def suite_dataset_error(cfg: DictConfig) -> str | None:
         name = "???" if OmegaConf.is_missing(dataset, "name") else dataset.name
         return (f"unknown dataset.name '{name}' of suite {suite.name}; choose one of: "
                 f"{', '.join(suite.datasets)}")
-    parquet, meta = dataset_paths(suite.name, dataset.name, dataset.cache)
-    if not (parquet.exists() and meta.exists()):
+    if not is_cached(suite.name, dataset.name, dataset.cache):
         return not_cached_message(suite.name, dataset.name, suite.datasets[dataset.name].data_id,
                                   dataset.cache)  # fmt: skip
     return None

@@ -87,6 +87,11 @@ def write_dataset(frame: pd.DataFrame, name: str, suite: str, data_id: int, vers
     return metadata
 
 
+def is_cached(suite: str, name: str, cache: str | None = None) -> bool:
+    """Whether both files of a suite dataset are in the cache."""
+    return all(path.exists() for path in dataset_paths(suite, name, cache))
+
+
 def read_metadata(suite: str, name: str, cache: str | None = None) -> DatasetMetadata:
     """The cached metadata of a dataset; NotCached naming the dataset, its id and the command."""
     _, meta = dataset_paths(suite, name, cache)
@@ -105,9 +110,9 @@ def not_cached_message(suite: str, name: str, data_id: int | None, cache: str | 
 def read_dataset(suite: str, name: str, data_id: int, cache: str | None = None) -> tuple[
         pd.DataFrame, DatasetMetadata]:
     """The cached frame and metadata of a dataset, checked against the metadata's sha256."""
-    parquet, meta = dataset_paths(suite, name, cache)
-    if not (parquet.exists() and meta.exists()):
+    if not is_cached(suite, name, cache):
         raise NotCached(not_cached_message(suite, name, data_id, cache))
+    parquet, meta = dataset_paths(suite, name, cache)
     metadata = DatasetMetadata(**json.loads(meta.read_text()))
     if file_sha256(parquet) != metadata.sha256:
         raise ValueError(f"{parquet} does not match its checksum in {meta}: fetch it again "
