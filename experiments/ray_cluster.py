@@ -10,7 +10,7 @@ import os
 from omegaconf import DictConfig, OmegaConf
 
 FORWARDED_PREFIXES = ("EXPERIMENTS_", "MLFLOW_", "NUMBA_")
-WORKER_SETUP = "ensembles.warm.compile_all"
+WORKER_SETUP = "ensembles.warm.compile_once"  # the worker's first job then finds it done
 LAUNCHER_MODULE = "hydra_plugins.hydra_ray_launcher"
 
 
