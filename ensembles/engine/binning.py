@@ -2,6 +2,10 @@
 
 A feature with edges e_0 < e_1 < ... < e_{m-2} has m bins: code b holds the values x with
 e_{b-1} < x <= e_b, so "x <= e_b" and "code <= b" are the same test. NaN gets MISSING_BIN.
+
+A categorical feature's values are its categories, whole numbers 0..MAX_CATEGORY, and its code
+is the value itself (n_bins: the largest category seen + 1). At fit another value is an error;
+later (prediction, validation rows) it is an unknown category and gets MISSING_BIN.
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +16,7 @@ from numba import njit, prange
 
 MAX_BINS = 255
 MISSING_BIN = 255
+MAX_CATEGORY = MISSING_BIN - 1  # categories 0..254: at most 255 per feature
 N_BIN_SLOTS = 256  # MAX_BINS value bins + the missing-value bin
 BIN_SAMPLE_ROWS = 200_000  # rows the edges are fitted on, as LightGBM and scikit-learn
 
@@ -70,24 +75,34 @@ class BinMapper:
     HistGradientBoosting (subsample) do: sorting 800k rows per feature took a twentieth of a
     100-round fit. None: every row."""
 
-    def __init__(self, max_bins: int = MAX_BINS, sample_rows: int | None = BIN_SAMPLE_ROWS):
+    def __init__(self, max_bins: int = MAX_BINS, sample_rows: int | None = BIN_SAMPLE_ROWS,
+                 categorical: np.ndarray | None = None):
         if not 2 <= max_bins <= MAX_BINS:
             raise ValueError(f"max_bins must be in [2, {MAX_BINS}], got {max_bins}")
         self.max_bins = max_bins
         self.sample_rows = sample_rows
+        self.categorical = categorical
 
     def fit(self, X: np.ndarray) -> "BinMapper":
         """Edges per feature, and bin_upper_values_[j, b]: the largest training value of
-        feature j in bin b (NaN for an empty bin), the raw scale random thresholds are drawn on."""
+        feature j in bin b (NaN for an empty bin), the raw scale random thresholds are drawn on.
+        categorical_: the bool mask of categorical features (module docstring)."""
+        self.categorical_ = (np.zeros(X.shape[1], dtype=np.bool_) if self.categorical is None
+                             else np.asarray(self.categorical, dtype=np.bool_))
         rows = slice(None)
         if self.sample_rows is not None and X.shape[0] > self.sample_rows:
             rng = np.random.default_rng(0)
             rows = np.sort(rng.choice(X.shape[0], self.sample_rows, replace=False))
         with ThreadPoolExecutor(numba.get_num_threads()) as pool:
             fitted = list(pool.map(lambda j: _edges_and_upper_values(X[rows, j], self.max_bins),
-                                   range(X.shape[1])))
+                                   np.flatnonzero(~self.categorical_)))
+        numerical = iter(fitted)
+        fitted = [(np.empty(0), np.full(N_BIN_SLOTS, np.nan)) if is_categorical
+                  else next(numerical) for is_categorical in self.categorical_]
         self.bin_edges_ = [edges for edges, _ in fitted]
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int32)
+        for j in np.flatnonzero(self.categorical_):
+            self.n_bins_[j] = _category_count(X[:, j], j)
         self.bin_upper_values_ = np.array([upper for _, upper in fitted]).reshape(
             X.shape[1], N_BIN_SLOTS)
         self._padded_edges = np.full((X.shape[1], MAX_BINS), np.inf)
@@ -100,6 +115,10 @@ class BinMapper:
         growers) or C order (one row's codes contiguous, for the gradient histograms)."""
         codes = np.empty(X.shape, dtype=np.uint8, order=order)
         _bin_rows(X, self._padded_edges, codes)
+        for j in np.flatnonzero(self.categorical_):
+            column = X[:, j]
+            known = (column >= 0) & (column <= MAX_CATEGORY) & (column == np.floor(column))
+            codes[:, j] = np.where(known, column, MISSING_BIN)
         return codes
 
     def fit_transform(self, X: np.ndarray) -> np.ndarray:
@@ -110,16 +129,30 @@ class BinMapper:
         return float(self.bin_edges_[feature][threshold_bin])
 
     def raw_thresholds(self, feature: np.ndarray, threshold_bin: np.ndarray) -> np.ndarray:
-        """threshold_value for every node of a tree; NaN at leaves (feature < 0), +inf for a
-        split on the last bin (every value left, only missing values right)."""
+        """threshold_value for every node of a tree; NaN at leaves (feature < 0) and at splits
+        on a set of categories (threshold_bin < 0), +inf for a split on the last bin (every
+        value left, only missing values right)."""
         thresholds = np.full(feature.shape, np.nan)
-        internal = feature >= 0
+        internal = (feature >= 0) & (threshold_bin >= 0)
         split_feature = feature[internal]
         split_bin = np.minimum(threshold_bin[internal], self._padded_edges.shape[1] - 1)
         thresholds[internal] = np.where(
             threshold_bin[internal] < self.n_bins_[split_feature] - 1,
             self._padded_edges[split_feature, split_bin], np.inf)
         return thresholds
+
+
+def _category_count(column: np.ndarray, feature: int) -> int:
+    """n_bins of a categorical feature: its largest category + 1 (1 when every value is NaN);
+    a value that is not a category 0..MAX_CATEGORY is refused, naming the feature."""
+    values = column[~np.isnan(column)]
+    bad = values[(values < 0) | (values > MAX_CATEGORY) | (values != np.floor(values))]
+    if len(bad):
+        raise ValueError(
+            f"categorical feature {feature} has value {bad[0]!r}: categories must be whole "
+            f"numbers 0..{MAX_CATEGORY} (at most {MAX_CATEGORY + 1} categories per feature); "
+            "group rare categories or encode the feature ordinally")
+    return int(values.max()) + 1 if len(values) else 1
 
 
 @njit(cache=True, parallel=True)

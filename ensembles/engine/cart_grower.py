@@ -7,7 +7,8 @@ constant in the node do not count, as in scikit-learn's CART). The histograms of
 `max_features - n_scored` features of that order are built in one pass over the node's rows
 (cart_histogram); extra trees take one feature at a time, since each feature's random
 threshold is drawn before the next feature. A best threshold lies halfway between the node's
-occupied bins on either side (gap_midpoint), as CART's midpoint between values.
+occupied bins on either side (gap_midpoint), as CART's midpoint between values. A categorical
+feature is split into two sets of categories (categories: best_cart_set, random_cart_set).
 Nodes are then split depth first, or, with max_leaf_nodes > 0, best first (largest gain).
 """
 
@@ -23,6 +24,7 @@ from ensembles.engine.cart_histogram import (
     occupied_bins,
 )
 from ensembles.engine.cart_partition import partition_node
+from ensembles.engine.categories import best_cart_set, empty_set_scratch, random_cart_set
 from ensembles.engine.histogram import HESSIAN_CHANNEL, HISTOGRAM_BINS, sum_node_stats
 from ensembles.engine.splitting import (
     NEWTON,
@@ -38,9 +40,9 @@ SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from th
 
 
 @njit(cache=True, nogil=True)
-def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_depth,
-                   max_leaf_nodes, min_samples_split, min_samples_leaf, min_child_weight,
-                   min_split_gain, max_features, random_splits, seed):
+def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, criterion,
+                   max_depth, max_leaf_nodes, min_samples_split, min_samples_leaf,
+                   min_child_weight, min_split_gain, max_features, random_splits, seed):
     """Grow one tree; returns its node arrays (see ensembles.engine.tree.Tree).
 
     codes: uint8 (n_samples, n_features); stats: float64 (n_samples, n_stats) per-sample
@@ -48,7 +50,8 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
     max_depth <= 0 and max_leaf_nodes <= 0 mean no limit. A node is a leaf when it may not
     split (node_arrays.may_split: max_depth, min_samples_split, min_samples_leaf), when pure,
     or when no admissible split gains more than min_split_gain. random_splits: one random
-    threshold per feature (extra trees).
+    threshold per feature (extra trees); categorical: bool per feature, True for a feature
+    split on sets of categories.
     """
     np.random.seed(seed)
     n_features = codes.shape[1]
@@ -73,17 +76,20 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
     feature_order = np.arange(n_features)
     bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
     scan = np.zeros((8, N_BIN_SLOTS))
+    category_bits = node_arrays.empty_category_sets(capacity, categorical)
+    set_scratch = empty_set_scratch(n_stats + 1 if categorical.any() else 1)
 
     node_stop[0] = n_rows
     sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
     n_nodes = 1
     n_leaves = 1
     stack_size = 0
-    if _evaluate_node(0, codes, stats, partition, n_bins, bin_upper_values, criterion,
-                      max_depth, min_samples_split, min_samples_leaf, min_child_weight,
-                      max_features, random_splits, node_start, node_stop, node_depth,
-                      node_sums, value, best_gain, best_feature, best_bin, best_missing_left,
-                      hist, left_scratch, right_scratch, feature_order, bins, scan):
+    if _evaluate_node(0, codes, stats, partition, n_bins, bin_upper_values, categorical,
+                      criterion, max_depth, min_samples_split, min_samples_leaf,
+                      min_child_weight, max_features, random_splits, node_start, node_stop,
+                      node_depth, node_sums, value, best_gain, best_feature, best_bin,
+                      best_missing_left, category_bits, hist, left_scratch, right_scratch,
+                      feature_order, bins, scan, set_scratch):
         is_open[0] = True
         stack[0] = 0
         stack_size = 1
@@ -104,18 +110,20 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
 
         _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
                     missing_left, left_child, right_child, gain, node_start, node_stop,
-                    node_depth, node_sums, best_gain, best_feature, best_bin, best_missing_left)
+                    node_depth, node_sums, best_gain, best_feature, best_bin, best_missing_left,
+                    category_bits)
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
         n_leaves += 1
         for child in (right_id, left_id):
             if _evaluate_node(child, codes, stats, partition, n_bins, bin_upper_values,
-                              criterion, max_depth, min_samples_split, min_samples_leaf,
-                              min_child_weight, max_features, random_splits, node_start,
-                              node_stop, node_depth, node_sums, value, best_gain, best_feature,
-                              best_bin, best_missing_left, hist, left_scratch, right_scratch,
-                              feature_order, bins, scan):
+                              categorical, criterion, max_depth, min_samples_split,
+                              min_samples_leaf, min_child_weight, max_features, random_splits,
+                              node_start, node_stop, node_depth, node_sums, value, best_gain,
+                              best_feature, best_bin, best_missing_left, category_bits, hist,
+                              left_scratch, right_scratch, feature_order, bins, scan,
+                              set_scratch):
                 is_open[child] = True
                 stack[stack_size] = child
                 stack_size += 1
@@ -123,16 +131,18 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, criterion, max_
     weight = node_sums[:n_nodes, HESSIAN_CHANNEL] if criterion == NEWTON else \
         node_sums[:n_nodes, :n_stats].sum(axis=1)
     return node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
-                                  right_child, value, gain, node_start, node_stop, weight)
+                                  right_child, value, gain, node_start, node_stop, weight,
+                                  category_bits)
 
 
 @njit(cache=True, nogil=True)
-def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, criterion,
-                   max_depth, min_samples_split, min_samples_leaf, min_child_weight,
+def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, categorical,
+                   criterion, max_depth, min_samples_split, min_samples_leaf, min_child_weight,
                    max_features, random_splits, node_start, node_stop, node_depth, node_sums,
-                   value, best_gain, best_feature, best_bin, best_missing_left, hist, left,
-                   right, feature_order, bins, scan):
-    """Set the node's leaf value and best split; True when the node may be split."""
+                   value, best_gain, best_feature, best_bin, best_missing_left, category_bits,
+                   hist, left, right, feature_order, bins, scan, set_scratch):
+    """Set the node's leaf value and best split (a set split's set in category_bits[node]);
+    True when the node may be split."""
     n_stats = stats.shape[1]
     n_features = codes.shape[1]
     start = node_start[node]
@@ -157,7 +167,21 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
                 n_occupied = node_bins(codes, partition, start, stop, f, bins)
             else:
                 n_occupied = occupied_bins(hist[k], n_bins[f], bins)
-            if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1:  # not constant
+            if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1 and categorical[f]:
+                set_bits = set_scratch[3]
+                if random_splits:
+                    set_gain, set_missing_left = random_cart_set(
+                        hist[k], n_bins[f], sums, criterion, min_samples_leaf, min_child_weight,
+                        left, right, set_scratch, set_bits)
+                else:
+                    set_gain, set_missing_left = best_cart_set(
+                        hist[k], n_bins[f], sums, criterion, min_samples_leaf, min_child_weight,
+                        left, right, set_scratch, set_bits)
+                node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_bits,
+                                            best_gain, best_feature, best_bin,
+                                            best_missing_left, category_bits)
+                n_scored += 1
+            elif n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1:  # not constant
                 split_gain, split_bin, split_missing_left = _feature_split(
                     hist[k], bins, n_occupied, n_bins[f], bin_upper_values[f], sums, criterion,
                     min_samples_leaf, min_child_weight, random_splits, left, right, scan)
@@ -172,15 +196,15 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, crit
 @njit(cache=True, nogil=True)
 def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
                 missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
-                node_sums, best_gain, best_feature, best_bin, best_missing_left):
+                node_sums, best_gain, best_feature, best_bin, best_missing_left, category_bits):
     """Apply the node's best split: partition its rows, summing the left child's statistics,
     then record the split and its children (node_arrays.record_split)."""
     start = node_start[node]
     left_id = n_nodes
     right_id = n_nodes + 1
     n_left = partition_node(codes, best_feature[node], best_bin[node], best_missing_left[node],
-                            partition, scratch, start, node_stop[node], stats,
-                            node_sums[left_id])
+                            category_bits[min(node, category_bits.shape[0] - 1)], partition,
+                            scratch, start, node_stop[node], stats, node_sums[left_id])
     for channel in range(node_sums.shape[1]):
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
     node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,

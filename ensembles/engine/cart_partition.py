@@ -13,15 +13,17 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 
 @njit(cache=True, nogil=True)
-def partition_node(codes, feature, threshold_bin, missing_left, partition, scratch, start,
-                   stop, stats, left_sums):
+def partition_node(codes, feature, threshold_bin, missing_left, bits, partition, scratch,
+                   start, stop, stats, left_sums):
     """Stable in-place partition of partition[start:stop] by "code <= threshold_bin" (missing
-    codes go left when missing_left), with left_sums as in the module docstring; returns the
-    number of left rows. codes: uint8 (n_samples, n_features); scratch: as long as partition.
+    codes go left when missing_left), or by "code in bits" for a set split (threshold_bin ==
+    CATEGORY_SET), with left_sums as in the module docstring; returns the number of left rows.
+    codes: uint8 (n_samples, n_features); scratch: as long as partition.
 
     Branch-free: every row is written to both sides (a left row in place, a right row to
     scratch) and only the count of its side advances; the right rows' statistics add 0 to
@@ -39,7 +41,10 @@ def partition_node(codes, feature, threshold_bin, missing_left, partition, scrat
             prefetch(stats[ahead], 0)
         row = np.uint64(partition[position])
         code = codes[row, feature]
-        goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin
+        if threshold_bin == CATEGORY_SET:
+            goes_left = in_set(bits, code)
+        else:
+            goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin
         partition[first + n_left] = row
         scratch[n_right] = row
         for channel in range(n_stats):

@@ -24,6 +24,7 @@ from numba import njit, prange
 
 from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.categories import CATEGORY_SET, best_newton_set, empty_set_scratch, set_sums
 from ensembles.engine.histogram import (
     COUNT_CHANNEL,
     GRADIENT_CHANNELS,
@@ -43,8 +44,8 @@ MIN_SPLIT_ROWS = 2  # XGBoost has no min_samples_split: only the rows of two chi
 
 
 @njit(cache=True)
-def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_policy, max_depth,
-                       max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
+def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, features, grow_policy,
+                       max_depth, max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
                        min_samples_leaf, min_split_gain, node_feature_fraction, seed):
     """Grow one tree on stats = (g, h) per row (float64, C order) and uint8 codes, row-major
     (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
@@ -52,7 +53,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
 
     rows: int32 rows of this tree (after subsampling), reordered in place into the partition;
     features: sorted int32 columns it may use (after colsample_bytree); node_feature_fraction:
-    colsample_bynode. The work runs on
+    colsample_bynode; categorical: bool per feature, True for a feature split on sets of
+    categories (categories). The work runs on
     numba's current threads; the tree does not depend on their number.
     Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
     partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
@@ -75,6 +77,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
     node_slot = np.full(capacity, -1, dtype=np.int32)
     node_may_split = np.zeros(capacity, dtype=np.bool_)
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
+    category_bits = node_arrays.empty_category_sets(capacity, categorical)
 
     pool = empty_histograms(leaf_bound, n_used)
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
@@ -95,9 +98,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         for b in range(N_BIN_SLOTS):
             node_sums[0] += pool[node_slot[0], 0, b]
         _draw_features(usable[0], node_feature_fraction)
-        _find_best_split(pool[node_slot[0]], n_bins, features, node_sums[0], reg_lambda,
-                         reg_alpha, min_child_weight, min_samples_leaf, usable[0], 0, best_gain,
-                         best_feature, best_bin, best_missing_left)
+        _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
+                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable[0], 0,
+                         best_gain, best_feature, best_bin, best_missing_left, category_bits)
         is_open[0] = True
     else:
         sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
@@ -112,16 +115,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
             if n_batch == 0:
                 break
             parents = _parents_of_splittable(batch[:n_batch], left_child, node_may_split)
-            partition_batch(columns, parents, feature, threshold_bin, missing_left, node_start,
-                            node_stop, partition, scratch)
+            partition_batch(columns, parents, feature, threshold_bin, missing_left,
+                            category_bits, node_start, node_stop, partition, scratch)
             _batch_histograms(codes, partition, stats, features, parents, left_child,
                               node_start, node_stop, node_slot, pool)
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
-            _scan_children(children, pool, node_slot, n_bins, features, node_sums, reg_lambda,
-                           reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
-                           best_feature, best_bin, best_missing_left)
+            _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
+                           reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable,
+                           best_gain, best_feature, best_bin, best_missing_left, category_bits)
             is_open[children] = True
             for node in parents:
                 for child in range(left_child[node], left_child[node] + 2):
@@ -145,7 +148,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         left_id = n_nodes
         right_id = n_nodes + 1
         _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
-                   best_missing_left[node], node_sums[left_id])
+                   best_missing_left[node], category_bits[min(node, category_bits.shape[0] - 1)],
+                   node_sums[left_id])
         node_sums[right_id] = node_sums[node] - node_sums[left_id]
         n_left = int(node_sums[left_id, COUNT_CHANNEL])
         n_right = node_stop[node] - node_start[node] - n_left
@@ -175,7 +179,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
         leaf_value(node_sums[node], COUNT_CHANNEL, NEWTON, reg_lambda, reg_alpha, value[node])
     arrays = node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
                                     right_child, value, gain, node_start, node_stop,
-                                    node_sums[:, HESSIAN_CHANNEL])
+                                    node_sums[:, HESSIAN_CHANNEL], category_bits)
     rows_start = node_start[:n_nodes].copy()
     for node in range(n_nodes):
         left = left_child[node]
@@ -185,9 +189,13 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, features, grow_polic
 
 
 @njit(cache=True, nogil=True)
-def _left_sums(hist, split_bin, missing_left, out):
+def _left_sums(hist, split_bin, missing_left, bits, out):
     """out = the channel sums of a split's left child from the parent's histogram of the split
-    feature: bins 0..split_bin, and the missing bin when missing values go left."""
+    feature: bins 0..split_bin, and the missing bin when missing values go left; for a set
+    split, the bins in the set."""
+    if split_bin == CATEGORY_SET:
+        set_sums(hist, bits, out)
+        return
     out[:] = 0.0
     for b in range(split_bin + 1):
         out += hist[b]
@@ -219,18 +227,28 @@ def _draw_features(usable, node_feature_fraction):
 
 
 @njit(cache=True, nogil=True)
-def _find_best_split(hist, n_bins, features, sums, reg_lambda, reg_alpha, min_child_weight,
-                     min_samples_leaf, usable, node, best_gain, best_feature, best_bin,
-                     best_missing_left):
+def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_alpha,
+                     min_child_weight, min_samples_leaf, usable, node, best_gain, best_feature,
+                     best_bin, best_missing_left, category_bits):
     """Best (gain, feature, bin, missing side) of a node over its usable features, stored at
-    `node`. Features are scanned in increasing index and a later one must `improve` on the
-    best, so ties go to the smaller index, as in XGBoost."""
+    `node` (a set split's set in category_bits[node]). Features are scanned in increasing
+    index and a later one must `improve` on the best, so ties go to the smaller index, as in
+    XGBoost."""
     best_gain[node] = -np.inf
     best_feature[node] = -1
+    set_scratch = empty_set_scratch(hist.shape[2] if categorical.any() else 1)
     for k in range(features.shape[0]):
         if not usable[k]:
             continue
         f = features[k]
+        if categorical[f]:
+            set_gain, set_missing_left = best_newton_set(
+                hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf,
+                min_child_weight, set_scratch)
+            node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_scratch[3],
+                                        best_gain, best_feature, best_bin, best_missing_left,
+                                        category_bits)
+            continue
         split_gain, split_bin, split_missing_left = best_newton_threshold(
             hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
         node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
@@ -288,13 +306,13 @@ def _splittable_children(nodes, left_child, node_may_split):
 
 
 @njit(cache=True, parallel=True)
-def _scan_children(children, pool, node_slot, n_bins, features, node_sums, reg_lambda,
-                   reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
-                   best_feature, best_bin, best_missing_left):
+def _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
+                   reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
+                   best_feature, best_bin, best_missing_left, category_bits):
     """_find_best_split of every child, one child per thread."""
     for t in prange(children.shape[0]):
         child = children[t]
-        _find_best_split(pool[node_slot[child]], n_bins, features, node_sums[child],
-                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
-                         usable[min(child, usable.shape[0] - 1)], child, best_gain,
-                         best_feature, best_bin, best_missing_left)
+        _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
+                         node_sums[child], reg_lambda, reg_alpha, min_child_weight,
+                         min_samples_leaf, usable[min(child, usable.shape[0] - 1)], child,
+                         best_gain, best_feature, best_bin, best_missing_left, category_bits)

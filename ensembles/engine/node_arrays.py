@@ -13,6 +13,7 @@ Conventions, the same in both growers: max_depth <= 0 and max_leaves <= 0 mean n
 import numpy as np
 from numba import njit
 
+from ensembles.engine.categories import CATEGORY_SET, SET_WORDS
 from ensembles.engine.splitting import improves
 from ensembles.engine.tree import LEAF
 
@@ -61,9 +62,9 @@ def may_split(n_node_rows, depth, max_depth, min_samples_split, min_samples_leaf
 @njit(cache=True, nogil=True)
 def offer_split(node, split_gain, split_feature, split_bin, split_missing_left, best_gain,
                 best_feature, best_bin, best_missing_left):
-    """Make a feature's split (split_bin >= 0: admissible) the node's best if it improves on
-    the best of the features scanned before it (splitting.improves: ties keep the first)."""
-    if split_bin >= 0 and improves(split_gain, best_gain[node]):
+    """Make a feature's split (admissible: gain > -inf) the node's best if it improves on the
+    best of the features scanned before it (splitting.improves: ties keep the first)."""
+    if improves(split_gain, best_gain[node]):
         best_gain[node] = split_gain
         best_feature[node] = split_feature
         best_bin[node] = split_bin
@@ -105,11 +106,30 @@ def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, le
 
 @njit(cache=True, nogil=True)
 def grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_child, value,
-               gain, node_start, node_stop, weight):
+               gain, node_start, node_stop, weight, category_bits):
     """The first n_nodes nodes as tree.Tree.from_grown takes them: (feature, threshold_bin,
-    missing_left, left_child, right_child, value, gain, n_node_samples, weight)."""
+    missing_left, left_child, right_child, value, gain, n_node_samples, weight,
+    category_bits); category_bits has one row per node, or one row when no node may split on
+    a set (empty_category_sets)."""
     n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
     return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
             missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
             right_child[:n_nodes].copy(), value[:n_nodes].copy(), gain[:n_nodes].copy(),
-            n_node_samples, weight[:n_nodes].copy())
+            n_node_samples, weight[:n_nodes].copy(), category_bits[:n_nodes].copy())
+
+
+@njit(cache=True, nogil=True)
+def empty_category_sets(capacity, categorical):
+    """A category set per node when some feature is categorical, else one unused row."""
+    n_rows = capacity if np.any(categorical) else 1
+    return np.zeros((n_rows, SET_WORDS), dtype=np.uint32)
+
+
+@njit(cache=True, nogil=True)
+def offer_set_split(node, split_gain, split_feature, split_missing_left, candidate_bits,
+                    best_gain, best_feature, best_bin, best_missing_left, category_bits):
+    """offer_split for a split on a set of categories, whose set is kept when it wins."""
+    offer_split(node, split_gain, split_feature, CATEGORY_SET, split_missing_left, best_gain,
+                best_feature, best_bin, best_missing_left)
+    if best_feature[node] == split_feature:
+        category_bits[node] = candidate_bits

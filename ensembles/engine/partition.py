@@ -5,15 +5,17 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
 PARTITION_CHUNK_ROWS = 1 << 12  # rows per work item: a small node is still shared
 
 
 @njit(cache=True, nogil=True)
-def _split_chunk(column, threshold_bin, missing_left, partition, scratch, lo, hi):
+def _split_chunk(column, threshold_bin, missing_left, bits, partition, scratch, lo, hi):
     """Rows partition[lo:hi] into scratch[lo:hi]: the left ones from lo up in order, the right
-    ones from hi - 1 down (reversed); returns the number of left rows.
+    ones from hi - 1 down (reversed); returns the number of left rows. A set split
+    (threshold_bin == CATEGORY_SET) sends the codes in `bits` left.
 
     Branch-free: every row is written at both ends and only the count of its side advances,
     so the next row of the other side overwrites it (a branch on the side mispredicts on
@@ -27,7 +29,10 @@ def _split_chunk(column, threshold_bin, missing_left, partition, scratch, lo, hi
     for position in range(first, np.uint64(hi)):
         row = partition[position]
         code = column[np.uint64(row)]
-        goes_left = np.uint64(missing_left if code == MISSING_BIN else code <= threshold_bin)
+        if threshold_bin == CATEGORY_SET:
+            goes_left = np.uint64(in_set(bits, code))
+        else:
+            goes_left = np.uint64(missing_left if code == MISSING_BIN else code <= threshold_bin)
         scratch[first + n_left] = row
         scratch[last - n_right] = row
         n_left += goes_left
@@ -36,10 +41,11 @@ def _split_chunk(column, threshold_bin, missing_left, partition, scratch, lo, hi
 
 
 @njit(cache=True, parallel=True)
-def partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_start,
-                    node_stop, partition, scratch):
+def partition_batch(columns, nodes, feature, threshold_bin, missing_left, category_bits,
+                    node_start, node_stop, partition, scratch):
     """Stable partition of the rows of every node of a batch by its split (feature,
-    threshold_bin, missing_left): the rows going left first, in their order.
+    threshold_bin, missing_left; category_bits[node] for a set split, one row of it when
+    there are none): the rows going left first, in their order.
 
     Every node's rows are cut into chunks of PARTITION_CHUNK_ROWS; the chunks of all nodes
     are split into scratch by the threads, largest first (work_queue), then each chunk's
@@ -62,9 +68,10 @@ def partition_batch(columns, nodes, feature, threshold_bin, missing_left, node_s
         while item < n_items:
             i = order[item]
             node = nodes[item_node[i]]
+            bits = category_bits[min(node, category_bits.shape[0] - 1)]
             item_left[i] = _split_chunk(columns[:, feature[node]], threshold_bin[node],
-                                        missing_left[node], partition, scratch, item_lo[i],
-                                        item_hi[i])
+                                        missing_left[node], bits, partition, scratch,
+                                        item_lo[i], item_hi[i])
             item = next_item(counter)
     left_at = np.empty(n_items, dtype=np.int64)
     right_at = np.empty(n_items, dtype=np.int64)

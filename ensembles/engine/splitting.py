@@ -141,7 +141,7 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
             continue
         for channel in range(n_stats + 1):
             left[channel] += hist[b, channel]
-        gain, missing_left = _best_missing_side(hist, parent, parent_score, criterion,
+        gain, missing_left = best_missing_side(hist, parent, parent_score, criterion,
                                                 reg_lambda, reg_alpha, min_samples_leaf,
                                                 min_child_weight, left, right)
         if gain > best_gain:
@@ -182,7 +182,7 @@ def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, 
     for b in range(threshold_bin + 1):
         left += hist[b]
     parent_score = node_score(parent, n_stats, criterion, reg_lambda, reg_alpha)
-    gain, missing_left = _best_missing_side(hist, parent, parent_score, criterion, reg_lambda,
+    gain, missing_left = best_missing_side(hist, parent, parent_score, criterion, reg_lambda,
                                             reg_alpha, min_samples_leaf, min_child_weight, left,
                                             right)
     if hist[MISSING_BIN, n_stats] == 0.0:
@@ -191,7 +191,7 @@ def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, 
 
 
 @njit(cache=True, nogil=True)
-def _best_missing_side(hist, parent, parent_score, criterion, reg_lambda, reg_alpha,
+def best_missing_side(hist, parent, parent_score, criterion, reg_lambda, reg_alpha,
                        min_samples_leaf, min_child_weight, left, right):
     """Gain of the split whose non-missing left side sums to `left`, with the missing rows sent
     right, or left when there are any: returns the better (gain, missing_left); -inf if neither
@@ -285,7 +285,7 @@ def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
     """Pass 1 of best_two_class_threshold: the left side's (w_0, w_1, count) at each occupied
     bin below last_bin, without and with the missing rows; returns the number of candidates.
     The missing rows are added to and then removed from the running sums, as in
-    _best_missing_side, so that every sum is rounded as there."""
+    best_missing_side, so that every sum is rounded as there."""
     missing_0 = hist[MISSING_BIN, 0]
     missing_1 = hist[MISSING_BIN, 1]
     missing_n = hist[MISSING_BIN, TWO_CLASS_COUNT_CHANNEL]
@@ -379,7 +379,7 @@ def _two_class_score(weight_0, weight_1, criterion):
 @njit(cache=True, nogil=True)
 def _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, left_1, left_n,
                           criterion, min_count, min_child_weight):
-    """_best_missing_side's gain of one side-pair for two classes; -inf when inadmissible."""
+    """best_missing_side's gain of one side-pair for two classes; -inf when inadmissible."""
     right_0 = parent_0 - left_0
     right_1 = parent_1 - left_1
     right_n = parent_n - left_n
@@ -456,7 +456,7 @@ def _newton_score(grad, hess, reg_lambda, reg_alpha):
 @njit(cache=True, nogil=True)
 def _newton_split_gain(parent_g, parent_h, parent_n, parent_score, left_g, left_h, left_n,
                        reg_lambda, reg_alpha, min_count, min_child_weight):
-    """_best_missing_side's gain of one side-pair for NEWTON; -inf when inadmissible."""
+    """best_missing_side's gain of one side-pair for NEWTON; -inf when inadmissible."""
     right_g = parent_g - left_g
     right_h = parent_h - left_h
     right_n = parent_n - left_n

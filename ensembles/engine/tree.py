@@ -1,5 +1,7 @@
 """Flat array trees: node i splits on feature[i] ("x <= threshold[i]" goes to left[i]) or,
-when feature[i] == -1, is a leaf predicting value[i, :]. NaN follows missing_left[i].
+when feature[i] == -1, is a leaf predicting value[i, :]. NaN follows missing_left[i]. A split
+on a set of categories (threshold_bin[i] == CATEGORY_SET) sends the codes in the set
+category_bits[i] left (categories).
 """
 
 from dataclasses import dataclass
@@ -8,6 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.categories import CATEGORY_SET, SET_WORDS, category_code, in_set
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 LEAF = -1
@@ -27,14 +30,24 @@ class Tree:
     gain: np.ndarray  # float64
     n_samples: np.ndarray  # int32, training rows reaching the node
     weight: np.ndarray  # float64, their weight (hessian) sum
+    category_bits: np.ndarray  # uint32 (n_nodes, SET_WORDS), or no rows without set splits
 
     @classmethod
     def from_grown(cls, arrays: tuple, bin_mapper, scale: float = 1.0) -> "Tree":
         """A Tree from a grower's arrays (feature, threshold_bin, missing_left, left, right,
-        value, gain, n_samples, weight), its leaf values multiplied by `scale` (shrinkage)."""
-        feature, threshold_bin, missing_left, left, right, value, gain, n_samples, weight = arrays
+        value, gain, n_samples, weight, category_bits), its leaf values multiplied by `scale`
+        (shrinkage)."""
+        (feature, threshold_bin, missing_left, left, right, value, gain, n_samples, weight,
+         category_bits) = arrays
+        if not np.any(threshold_bin[feature != LEAF] == CATEGORY_SET):
+            category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
         return cls(feature, threshold_bin, bin_mapper.raw_thresholds(feature, threshold_bin),
-                   missing_left, left, right, value * scale, gain, n_samples, weight)
+                   missing_left, left, right, value * scale, gain, n_samples, weight,
+                   category_bits)
+
+    @property
+    def has_category_sets(self) -> bool:
+        return self.category_bits.shape[0] > 0
 
     @property
     def n_leaves(self) -> int:
@@ -47,8 +60,7 @@ class Tree:
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Leaf values (n_samples, n_outputs) for raw float X (NaN allowed)."""
         out = np.zeros((X.shape[0], self.value.shape[1]))
-        _add_leaf_values_raw(self.feature, self.threshold, self.missing_left, self.left,
-                             self.right, self.value, X, 1.0, out)
+        self.add_to(X, out)
         return out
 
     def predict_binned(self, codes: np.ndarray) -> np.ndarray:
@@ -59,18 +71,19 @@ class Tree:
 
     def add_binned(self, codes: np.ndarray, out: np.ndarray) -> None:
         """out += leaf values for binned codes, in place."""
-        _add_leaf_values_binned(self.feature, self.threshold_bin, self.missing_left, self.left,
-                                self.right, self.value, codes, 1.0, out)
+        _add_leaf_values_binned(self.feature, self.threshold_bin, self.category_bits,
+                                self.missing_left, self.left, self.right, self.value, codes,
+                                1.0, out)
 
     def apply_binned(self, codes: np.ndarray) -> np.ndarray:
         """Index of the leaf each row of binned `codes` falls in."""
-        return _leaf_index_binned(self.feature, self.threshold_bin, self.missing_left, self.left,
-                                  self.right, codes)
+        return _leaf_index_binned(self.feature, self.threshold_bin, self.category_bits,
+                                  self.missing_left, self.left, self.right, codes)
 
     def add_to(self, X: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:
         """out += scale * leaf values: the in-place sum an ensemble prediction is made of."""
-        _add_leaf_values_raw(self.feature, self.threshold, self.missing_left, self.left,
-                             self.right, self.value, X, scale, out)
+        _add_leaf_values_raw(self.feature, self.threshold, self.threshold_bin, self.category_bits,
+                             self.missing_left, self.left, self.right, self.value, X, scale, out)
 
     def add_by_partition(self, partition: np.ndarray, node_start: np.ndarray,
                          columns: np.ndarray, out: np.ndarray) -> None:
@@ -78,9 +91,9 @@ class Tree:
         of node j are partition[node_start[j]:node_start[j] + n_samples[j]]): no tree walk.
         The rows of a split whose children have node_start -1 (not partitioned) take one step
         down it, reading their codes in `columns` (column-major, as grown)."""
-        _add_leaf_values_partition(self.feature, self.threshold_bin, self.missing_left,
-                                   self.left, self.right, self.value, partition, node_start,
-                                   self.n_samples, columns, out)
+        _add_leaf_values_partition(self.feature, self.threshold_bin, self.category_bits,
+                                   self.missing_left, self.left, self.right, self.value,
+                                   partition, node_start, self.n_samples, columns, out)
 
     def feature_gains(self, n_features: int) -> np.ndarray:
         """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
@@ -100,6 +113,9 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
     (node_arrays.record_split), so the right child is not stored. Every leaf loops to itself
     (feature 0 against +inf, NaN left, left child itself).
 
+    Trees with set splits (categorical features) are added one after the other by the plain
+    walk of add_to, which reads the sets.
+
     The rows of a block walk each tree in lockstep, one level per step for as many steps as
     the tree is deep (a row at a leaf stays there): the rows' walks are independent chains of
     loads that the processor overlaps, and no step ends in a mispredicted branch. This beat
@@ -107,6 +123,10 @@ def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> No
     on 31-leaf loss-guided trees of depth up to 17 it is 5x faster. A block without NaN
     (most blocks of most data) compares x > threshold only.
     """
+    if any(tree.has_category_sets for tree in trees):
+        for tree in trees:
+            tree.add_to(X, out)
+        return
     offsets = np.cumsum([0] + [len(tree.feature) for tree in trees[:-1]])
     feature = np.concatenate([tree.feature for tree in trees])
     left = np.concatenate([tree.left + offset for tree, offset in zip(trees, offsets,
@@ -192,13 +212,26 @@ def _add_lockstep_values(depths, roots, nodes, threshold, value, X, out):
             _add_leaves(value, at, first, n_block, out)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _code_goes_left(code, node, threshold_bin, category_bits, missing_left):
+    """Whether a row of bin `code` goes left at split `node`."""
+    if threshold_bin[node] == CATEGORY_SET:
+        return in_set(category_bits[node], code)
+    if code == MISSING_BIN:
+        return missing_left[node]
+    return code <= threshold_bin[node]
+
+
 @njit(cache=True, parallel=True)
-def _add_leaf_values_raw(feature, threshold, missing_left, left, right, value, X, scale, out):
+def _add_leaf_values_raw(feature, threshold, threshold_bin, category_bits, missing_left, left,
+                         right, value, X, scale, out):
     for i in prange(X.shape[0]):
         node = 0
         while feature[node] != LEAF:
             x = X[i, feature[node]]
-            if np.isnan(x):
+            if threshold_bin[node] == CATEGORY_SET:
+                go_left = in_set(category_bits[node], category_code(x))
+            elif np.isnan(x):
                 go_left = missing_left[node]
             else:
                 go_left = x <= threshold[node]
@@ -208,33 +241,31 @@ def _add_leaf_values_raw(feature, threshold, missing_left, left, right, value, X
 
 
 @njit(cache=True, parallel=True)
-def _leaf_index_binned(feature, threshold_bin, missing_left, left, right, codes):
+def _leaf_index_binned(feature, threshold_bin, category_bits, missing_left, left, right, codes):
     leaf = np.empty(codes.shape[0], dtype=np.int32)
     for i in prange(codes.shape[0]):
         node = 0
         while feature[node] != LEAF:
-            code = codes[i, feature[node]]
-            if code == MISSING_BIN:
-                go_left = missing_left[node]
-            else:
-                go_left = code <= threshold_bin[node]
+            go_left = _code_goes_left(codes[i, feature[node]], node, threshold_bin,
+                                      category_bits, missing_left)
             node = left[node] if go_left else right[node]
         leaf[i] = node
     return leaf
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_binned(feature, threshold_bin, missing_left, left, right, value, codes,
-                            scale, out):
-    leaf = _leaf_index_binned(feature, threshold_bin, missing_left, left, right, codes)
+def _add_leaf_values_binned(feature, threshold_bin, category_bits, missing_left, left, right,
+                            value, codes, scale, out):
+    leaf = _leaf_index_binned(feature, threshold_bin, category_bits, missing_left, left, right,
+                              codes)
     for i in prange(codes.shape[0]):
         for k in range(value.shape[1]):
             out[i, k] += scale * value[leaf[i], k]
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_partition(feature, threshold_bin, missing_left, left, right, value,
-                               partition, node_start, n_samples, columns, out):
+def _add_leaf_values_partition(feature, threshold_bin, category_bits, missing_left, left,
+                               right, value, partition, node_start, n_samples, columns, out):
     """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
     partitioned) tile it in node_start order; blocks of PARTITION_BLOCK positions are added
     in parallel, each row once."""
@@ -266,9 +297,8 @@ def _add_leaf_values_partition(feature, threshold_bin, missing_left, left, right
                         prefetch(column, partition[p + PREFETCH_DISTANCE])
                         prefetch(out[partition[p + PREFETCH_DISTANCE]], 0)
                     row = partition[p]
-                    code = column[row]
-                    goes_left = missing_left[node] if code == MISSING_BIN else (
-                        code <= threshold_bin[node])
+                    goes_left = _code_goes_left(column[row], node, threshold_bin, category_bits,
+                                                missing_left)
                     child = left[node] if goes_left else right[node]
                     for k in range(value.shape[1]):
                         out[row, k] += value[child, k]

@@ -125,7 +125,8 @@ class NewtonBoosting:
                 random_state=rng.randint(SEED_RANGE))
         active = np.flatnonzero(sample_weight > 0).astype(np.int32)  # rows of positive weight
         active = None if len(active) == len(y) else active
-        self._bin_mapper = BinMapper(self.max_bins).fit(X if active is None else X[active])
+        self._bin_mapper = BinMapper(self.max_bins, categorical=getattr(
+            self, "is_categorical_", None)).fit(X if active is None else X[active])
         codes = self._bin_mapper.transform(X, order="C")
         columns = np.asfortranarray(codes)
         self.init_raw_ = self._initial_raw(loss, y, sample_weight, n_outputs)
@@ -150,7 +151,7 @@ class NewtonBoosting:
                 keep_rows = loss.refits_leaves or k + 1 < n_outputs  # the grower reorders them
                 arrays, partition, node_start = grow_gradient_tree(
                     codes, columns, stats[k], rows.copy() if keep_rows else rows,
-                    self._bin_mapper.n_bins_, features,
+                    self._bin_mapper.n_bins_, self._bin_mapper.categorical_, features,
                     GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,

@@ -39,7 +39,8 @@ def grow_cart(codes: np.ndarray, stats: np.ndarray, rows: np.ndarray, bin_mapper
     """One tree on the binned `codes` and per-row `stats` (class weights, or (g, h, w y^2)) of
     the int32 `rows`."""
     arrays = grow_cart_tree(codes, stats, rows, bin_mapper.n_bins_,
-                            bin_mapper.bin_upper_values_, params.criterion, params.max_depth,
+                            bin_mapper.bin_upper_values_, bin_mapper.categorical_,
+                            params.criterion, params.max_depth,
                             params.max_leaf_nodes, params.min_samples_split,
                             params.min_samples_leaf, params.min_child_weight,
                             params.min_split_gain, params.max_features, params.random_splits,

@@ -70,7 +70,8 @@ class _BaseForest(BaseEstimator):
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True")
         unit_stats, criterion = self._unit_stats(y)
-        self._bin_mapper = BinMapper(self.max_bins).fit(X[sample_weight > 0])
+        self._bin_mapper = BinMapper(self.max_bins, categorical=self.is_categorical_).fit(
+            X[sample_weight > 0])
         codes = self._bin_mapper.transform(X, order="C")
         params = CartParams(
             max_features=self._n_candidates(X.shape[1]), criterion=criterion,
@@ -180,7 +181,7 @@ class RandomForestClassifier(_ForestClassifier):
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
                  max_features="sqrt", bootstrap=True, oob_score=False, max_bins=MAX_BINS,
-                 random_state=None, n_jobs=None, verbose=0):
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -191,6 +192,7 @@ class RandomForestClassifier(_ForestClassifier):
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -199,7 +201,8 @@ class RandomForestClassifier(_ForestClassifier):
 class RandomForestRegressor(_ForestRegressor):
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
+                 oob_score=False, max_bins=MAX_BINS,
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
@@ -209,6 +212,7 @@ class RandomForestRegressor(_ForestRegressor):
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -222,11 +226,12 @@ class ExtraTreesClassifier(RandomForestClassifier):
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
                  max_features="sqrt", bootstrap=False, oob_score=False, max_bins=MAX_BINS,
-                 random_state=None, n_jobs=None, verbose=0):
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         super().__init__(n_estimators, criterion=criterion, max_depth=max_depth,
                          max_leaf_nodes=max_leaf_nodes, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf, max_features=max_features,
                          bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         categorical_features=categorical_features,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
@@ -237,11 +242,13 @@ class ExtraTreesRegressor(RandomForestRegressor):
 
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=False,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
+                 oob_score=False, max_bins=MAX_BINS,
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         super().__init__(n_estimators, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
                          min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf, max_features=max_features,
                          bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         categorical_features=categorical_features,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
@@ -253,7 +260,8 @@ class BaggingClassifier(_ForestClassifier):
 
     def __init__(self, n_estimators=10, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1, bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
+                 oob_score=False, max_bins=MAX_BINS,
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -263,6 +271,7 @@ class BaggingClassifier(_ForestClassifier):
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -276,7 +285,8 @@ class BaggingRegressor(_ForestRegressor):
 
     def __init__(self, n_estimators=10, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, bootstrap=True, oob_score=False,
-                 max_bins=MAX_BINS, random_state=None, n_jobs=None, verbose=0):
+                 max_bins=MAX_BINS,
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
@@ -285,6 +295,7 @@ class BaggingRegressor(_ForestRegressor):
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

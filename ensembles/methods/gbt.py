@@ -2,9 +2,10 @@
 row subsampling and column subsampling (CSC411 GBT notes; Chen and Guestrin 2016).
 
 Parameters have XGBoost's meaning; `base_score` is the initial prediction in the output space
-(None: the loss's best constant, estimated from the data). `n_jobs` is the number of threads of
-fit and predict with joblib's meaning (None: 1, -1: every core), as in scikit-learn; the
-model does not depend on it.
+(None: the loss's best constant, estimated from the data); `categorical_features` as in
+scikit-learn's HistGradientBoosting (ensembles.methods.categorical). `n_jobs` is the number of
+threads of fit and predict with joblib's meaning (None: 1, -1: every core), as in
+scikit-learn; the model does not depend on it.
 """
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -31,7 +32,8 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
     def __init__(self, *, loss=None, n_estimators=100, learning_rate=0.3, max_depth=6, max_leaves=0,
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
-                 colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
+                 colsample_bynode=1.0, max_bins=MAX_BINS, categorical_features="from_dtype",
+                 base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
                  n_jobs=None, verbose=0):
         self.loss = loss
@@ -49,6 +51,7 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.base_score = base_score
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
@@ -73,7 +76,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
                  n_estimators=100, learning_rate=0.3, max_depth=6, max_leaves=0,
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
-                 colsample_bynode=1.0, max_bins=MAX_BINS, base_score=None,
+                 colsample_bynode=1.0, max_bins=MAX_BINS, categorical_features="from_dtype",
+                 base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
                  n_jobs=None, verbose=0):
         super().__init__(
@@ -82,7 +86,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
             reg_lambda=reg_lambda, reg_alpha=reg_alpha, gamma=gamma,
             min_child_weight=min_child_weight, min_child_samples=min_child_samples,
             subsample=subsample, colsample_bytree=colsample_bytree,
-            colsample_bynode=colsample_bynode, max_bins=max_bins, base_score=base_score,
+            colsample_bynode=colsample_bynode, max_bins=max_bins,
+            categorical_features=categorical_features, base_score=base_score,
             early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
             random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         self.quantile_alpha = quantile_alpha

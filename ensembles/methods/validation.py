@@ -4,10 +4,16 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from ensembles.methods.categorical import encode_for_fit, encode_for_predict
+
 
 def validate_training_data(estimator, X, y, sample_weight):
     """X as float64 (NaN allowed as missing, inf refused), y 1-d, weights >= 0 summing to
-    more than 0; no weights are unit weights, a read-only view of one float (not n of them)."""
+    more than 0; no weights are unit weights, a read-only view of one float (not n of them).
+    An estimator with `categorical_features` gets its pandas category columns as codes
+    (categorical.encode_for_fit)."""
+    if hasattr(estimator, "categorical_features"):
+        X = encode_for_fit(estimator, X)
     X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                          y_numeric=False, multi_output=False)
     if sample_weight is None:
@@ -38,6 +44,8 @@ def validate_regression_target(y):
 
 
 def validate_prediction_data(estimator, X):
+    """X as in fit: float64, NaN allowed, category columns as fit's codes."""
+    X = encode_for_predict(estimator, X)
     return validate_data(estimator, X, dtype=np.float64, ensure_all_finite="allow-nan",
                          reset=False)
 

@@ -22,8 +22,8 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     columns = np.asfortranarray(codes)
     arrays, partition, node_start = grow_gradient_tree(
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
-        np.arange(4, dtype=np.int32), grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 1.0,
-        1, 0.0, 1.0, 0)
+        bin_mapper.categorical_, np.arange(4, dtype=np.int32), grow_policy, max_depth,
+        max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0)
     tree = Tree.from_grown(arrays, bin_mapper, 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
     if grow_policy == DEPTHWISE:

@@ -44,7 +44,8 @@ def _data():
 def _cart(max_depth, min_samples_leaf):
     codes, y, bin_mapper = _data()
     return grow_cart_tree(codes, np.eye(2)[y], np.arange(len(y), dtype=np.int32),
-                          bin_mapper.n_bins_, bin_mapper.bin_upper_values_, GINI, max_depth, 0,
+                          bin_mapper.n_bins_, bin_mapper.bin_upper_values_,
+                          bin_mapper.categorical_, GINI, max_depth, 0,
                           2, min_samples_leaf, 0.0, -np.inf, 3, False, 0)
 
 
@@ -69,7 +70,8 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
         def grow(min_samples_leaf):
             arrays, _, _ = grow_gradient_tree(
                 codes, np.asfortranarray(codes), stats, np.arange(len(y), dtype=np.int32),
-                bin_mapper.n_bins_, np.arange(3, dtype=np.int32), DEPTHWISE, 6, 0, 0.0, 0.0,
+                bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(3, dtype=np.int32),
+                DEPTHWISE, 6, 0, 0.0, 0.0,
                 0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0)
             return arrays
 

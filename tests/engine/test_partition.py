@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.categories import SET_WORDS
 from ensembles.engine.partition import PARTITION_CHUNK_ROWS, partition_batch
 
 
@@ -19,8 +20,8 @@ def test_batch_partition_is_stable_within_each_node(missing_left):
     feature = np.array([0, 2, 1])
     threshold_bin = np.array([0, 11, 20])
     partition_batch(columns, np.array([2, 1]), feature, threshold_bin,
-                    np.full(3, missing_left), node_start, node_stop, partition,
-                    np.empty_like(partition))
+                    np.full(3, missing_left), np.zeros((1, SET_WORDS), dtype=np.uint32),
+                    node_start, node_stop, partition, np.empty_like(partition))
     assert np.array_equal(partition[:500], before[:500])
     for node in (1, 2):
         rows = before[node_start[node]:node_stop[node]]

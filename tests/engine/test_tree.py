@@ -12,6 +12,7 @@ from ensembles.engine.cart_histogram import (
     occupied_bins,
 )
 from ensembles.engine.cart_partition import partition_node
+from ensembles.engine.categories import SET_WORDS
 from ensembles.engine.tree import LEAF, ROW_BLOCK, add_ensemble_values
 
 
@@ -122,8 +123,8 @@ def test_partition_is_stable_and_sums_the_left_rows(missing_left):
     codes, stats, rows = _binned_node(1, 2)
     partition = rows.copy()
     left_sums = np.zeros(3)
-    n_left = partition_node(codes, 2, 17, missing_left, partition, np.empty_like(partition),
-                            20, 100, stats, left_sums)
+    n_left = partition_node(codes, 2, 17, missing_left, np.zeros(SET_WORDS, dtype=np.uint32),
+                            partition, np.empty_like(partition), 20, 100, stats, left_sums)
     node = rows[20:100]
     code = codes[node, 2]
     goes_left = np.where(code == MISSING_BIN, missing_left, code <= 17)

@@ -1,0 +1,189 @@
+"""Splits of a categorical feature into two sets of categories.
+
+A categorical feature's code is its category, 0..MAX_CATEGORY (binning), and a split sends the
+codes of a set left. The set is 256 bits (SET_WORDS words of 32): bit c for category c, bit
+MISSING_BIN for the missing values. Categories without rows at the node (absent there, or never
+seen in training) follow the missing values; without missing values in the node both go with
+the larger child, as a numerical split sends NaN.
+
+Which set: the node's categories are put in an order and the best split "the first i of the
+order go left" is scanned as a numerical feature's thresholds are (splitting), missing values
+tried on both sides. The orders:
+
+- gradient trees (NEWTON): increasing G_c / (H_c + lambda), i.e. decreasing leaf weight, as
+  XGBoost, LightGBM and HistGradientBoosting sort; for squared error this is the order of the
+  category means, in which the best partition is a prefix (Fisher 1958), otherwise the
+  standard heuristic;
+- CART, two classes: increasing share of class 1; regression: decreasing mean target. The best
+  split is a prefix of that order for Gini, entropy and squared error (Breiman et al. 1984,
+  CART, theorem 4.5), so the scan is exact;
+- CART, K > 2 classes: no order is exact (the exact search is over 2^(m-1) - 1 sets), so each
+  class k's share gives one order and the best prefix over the K orders is taken;
+- extra trees: the categories in a random order, cut at a random place (a random set, as
+  Geurts et al. 2006 draw one for a categorical attribute).
+"""
+
+import numpy as np
+from numba import njit
+
+from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
+from ensembles.engine.splitting import (
+    NEWTON,
+    best_missing_side,
+    best_newton_threshold,
+    best_threshold,
+    node_score,
+)
+
+CATEGORY_SET = -1  # threshold_bin of a split on a set of categories
+SET_WORDS = N_BIN_SLOTS // 32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def in_set(bits, code):
+    """Whether code (0..255) is in the set `bits` (SET_WORDS uint32 words)."""
+    return (bits[code >> 5] >> np.uint32(code & 31)) & np.uint32(1) != 0
+
+
+@njit(cache=True, nogil=True)
+def category_code(x):
+    """A raw categorical value as its code: x itself for a whole number in 0..MISSING_BIN - 1,
+    MISSING_BIN for NaN or any other value (unknown: it follows the missing values)."""
+    if x >= 0.0 and x < MISSING_BIN and x == np.floor(x):
+        return np.int64(x)
+    return np.int64(MISSING_BIN)
+
+
+@njit(cache=True, nogil=True)
+def empty_set_scratch(n_channels):
+    """Scratch of one scan: (sorted histogram, order, keys, candidate set)."""
+    return (np.zeros((N_BIN_SLOTS, n_channels)), np.zeros(N_BIN_SLOTS, dtype=np.int64),
+            np.zeros(N_BIN_SLOTS), np.zeros(SET_WORDS, dtype=np.uint32))
+
+
+@njit(cache=True, nogil=True)
+def _occupied(hist, n_bins, count_channel, order):
+    """The categories (codes < n_bins) with rows at the node, into order[:m]; returns m."""
+    m = 0
+    for c in range(n_bins):
+        if hist[c, count_channel] > 0.0:
+            order[m] = c
+            m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _sorted_histogram(hist, order, m, keys, sorted_hist):
+    """Sort order[:m] by keys[:m] (stable: ties keep the smaller code first) and copy the
+    categories' rows into sorted_hist[0:m] in that order, the missing row at MISSING_BIN and
+    zeros between: a numerical histogram whose thresholds are the order's prefixes."""
+    ranks = np.argsort(keys[:m], kind="mergesort")
+    order[:m] = order[:m][ranks]
+    sorted_hist[:] = 0.0
+    for i in range(m):
+        sorted_hist[i] = hist[order[i]]
+    sorted_hist[MISSING_BIN] = hist[MISSING_BIN]
+
+
+@njit(cache=True, nogil=True)
+def _set_of_prefix(order, m, n_left, missing_left, bits):
+    """bits = {order[i] : i < n_left}, plus the missing bin and every category absent from
+    order[:m] when missing_left."""
+    fill = np.uint32(0xFFFFFFFF) if missing_left else np.uint32(0)
+    bits[:] = fill
+    for i in range(m):
+        c = order[i]
+        word = c >> 5
+        bit = np.uint32(1) << np.uint32(c & 31)
+        if i < n_left:
+            bits[word] |= bit
+        else:
+            bits[word] &= ~bit
+
+
+@njit(cache=True, nogil=True)
+def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
+                    min_child_weight, scratch):
+    """Best set split of one feature of a gradient tree (module docstring); returns
+    (gain, missing_left) and leaves the set in scratch[3]; gain -inf when none is admissible."""
+    sorted_hist, order, keys, bits = scratch
+    m = _occupied(hist, n_bins, COUNT_CHANNEL, order)
+    for i in range(m):
+        c = order[i]
+        denominator = hist[c, HESSIAN_CHANNEL] + reg_lambda
+        keys[i] = hist[c, GRADIENT_CHANNEL] / denominator if denominator > 0.0 else 0.0
+    _sorted_histogram(hist, order, m, keys, sorted_hist)
+    gain, last_left, missing_left = best_newton_threshold(
+        sorted_hist, m, sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
+    _set_of_prefix(order, m, last_left + 1, missing_left, bits)
+    return gain, missing_left
+
+
+@njit(cache=True, nogil=True)
+def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_weight, left,
+                  right, scratch, best_bits):
+    """Best set split of one feature of a CART tree (module docstring); returns
+    (gain, missing_left), the set in best_bits. hist channels: the stats, then the count."""
+    sorted_hist, order, keys, bits = scratch
+    n_stats = sums.shape[0] - 1
+    n_orders = 1 if criterion == NEWTON or n_stats == 2 else n_stats
+    best_gain = -np.inf
+    best_missing_left = False
+    for k in range(n_orders):
+        m = _occupied(hist, n_bins, n_stats, order)
+        for i in range(m):
+            c = order[i]
+            if criterion == NEWTON:  # g = -w y, h = w: G / H is minus the mean target
+                keys[i] = hist[c, GRADIENT_CHANNEL] / hist[c, HESSIAN_CHANNEL]
+            else:
+                weight = 0.0
+                for s in range(n_stats):
+                    weight += hist[c, s]
+                keys[i] = hist[c, 1 if n_stats == 2 else k] / weight
+        _sorted_histogram(hist, order, m, keys, sorted_hist)
+        gain, last_left, missing_left = best_threshold(
+            sorted_hist, m, sums, criterion, 0.0, 0.0, min_samples_leaf, min_child_weight,
+            left, right)
+        if gain > best_gain:
+            best_gain = gain
+            best_missing_left = missing_left
+            _set_of_prefix(order, m, last_left + 1, missing_left, best_bits)
+    return best_gain, best_missing_left
+
+
+@njit(cache=True, nogil=True)
+def random_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_weight, left,
+                    right, scratch, best_bits):
+    """Extra trees: the node's categories in a random order, the first 1..m - 1 of them (a
+    uniform cut) left; missing values on the better side. Returns (gain, missing_left), the
+    set in best_bits; -inf when the node has fewer than two categories."""
+    sorted_hist, order, keys, bits = scratch
+    n_stats = sums.shape[0] - 1
+    m = _occupied(hist, n_bins, n_stats, order)
+    if m < 2:
+        return -np.inf, False
+    for i in range(m):
+        keys[i] = np.random.random()
+    _sorted_histogram(hist, order, m, keys, sorted_hist)
+    n_left = 1 + np.random.randint(m - 1)
+    left[:] = 0.0
+    for i in range(n_left):
+        left += sorted_hist[i]
+    parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
+    gain, missing_left = best_missing_side(sorted_hist, sums, parent_score, criterion, 0.0, 0.0,
+                                           min_samples_leaf, min_child_weight, left, right)
+    if sorted_hist[MISSING_BIN, n_stats] == 0.0:
+        missing_left = 2.0 * left[n_stats] >= sums[n_stats]
+    _set_of_prefix(order, m, n_left, missing_left, best_bits)
+    return gain, missing_left
+
+
+@njit(cache=True, nogil=True)
+def set_sums(hist, bits, out):
+    """out = the channel sums of the histogram rows whose code is in the set (a set split's
+    left child, from its parent's histogram of the split feature)."""
+    out[:] = 0.0
+    for b in range(N_BIN_SLOTS):
+        if in_set(bits, b):
+            out += hist[b]
