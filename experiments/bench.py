@@ -10,9 +10,16 @@ session pays once per process, and is reported apart as `first_call_seconds` (ab
 ours, from the numba cache). The in-house engine of the first case also runs once against an
 empty numba cache: its `first_call_seconds` is the cold start, compilation included.
 
+Beside time: `fit_memory_over_data_mb` = fit peak RSS - data, and ours / XGBoost's on it
+(`memory_ratio_to_xgboost`); `gbt_threads` fits the in-house engine of gbt_depthwise at 1
+thread and at --threads (`speedup_over_one_thread` = fit at 1 / fit at --threads);
+`lab_overhead` runs a real sweep and reports, per job, its wall time minus its fit and predict
+time (`job_overheads` says what the wall time includes). bench.md opens with each target of the
+issue beside the value it bounds.
+
     python -m experiments.bench [--rows 1000000] [--small-rows 100000] [--features 28]
                                 [--mid-rows 300000] [--threads 2] [--repeats 3]
-                                [--cases gbt_depthwise ...] [--no-cold]
+                                [--sweep-jobs 10] [--cases gbt_depthwise ...] [--no-cold]
 """
 
 import argparse
@@ -22,12 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from hydra import compose, initialize_config_dir
+from mlflow import MlflowClient
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.metrics import r2_score
@@ -40,6 +49,7 @@ from experiments.memory import peak_rss_mb, reset_peak_rss
 from experiments.paths import CONF_DIR, PROJECT_ROOT, REPORTS_OUT
 
 INHOUSE = "inhouse"
+ONE_THREAD = "1 thread"  # engine label suffix of a case's runs at one thread: "inhouse (1 thread)"
 WARM_UP_ROWS = 2000  # rows of the untimed first fit and predict in each worker
 register_configs()
 
@@ -50,19 +60,22 @@ LOSSGUIDE = ("method.grow_policy=lossguide", "method.max_leaves=31", "method.max
 
 @dataclass(frozen=True)
 class Case:
-    """One benchmark: its data size ("rows", "mid_rows" or "small_rows"), the engines that run
-    it, the ratio target of the issue (ours / fastest reference), the lab's method config
-    (Hydra overrides, mapped to every engine as a sweep maps it), the step that is timed, and
-    its data: task, classes, features (None: --features)."""
+    """One benchmark: its data size ("rows", "mid_rows" or "small_rows"; "bundled" for a sweep
+    on the dataset its overrides name), the engines that run it, the targets of the issue
+    ({summary column: the bound on its value in our row}), the lab's method config (Hydra
+    overrides, mapped to every engine as a sweep maps it), the step that is timed ("fit",
+    "predict", or "lab_overhead": a whole sweep), its data: task, classes, features (None:
+    --features), and whether each engine also runs at one thread."""
 
     rows: str
     engines: tuple[str, ...]
-    target: str
+    targets: dict[str, str]
     method: tuple[str, ...]
     timed: str = "fit"
     task: str = "binary"
     n_classes: int = 2
     n_features: int | None = None
+    also_one_thread: bool = False
 
     def dataset_overrides(self) -> list[str]:
         """The dataset config a sweep would use for this data (the mapping picks the loss)."""
@@ -73,35 +86,48 @@ class Case:
 
 
 GBT_ENGINES = (INHOUSE, "xgboost", "lightgbm", "sklearn")
+RATIO = "ratio_to_fastest_reference"
 CASES = {
     "gbt_depthwise": Case("rows", GBT_ENGINES,
-                          "fit <= 0.6x the faster of XGBoost and LightGBM", GBT),
+                          {RATIO: "fit <= 0.6x the faster of XGBoost and LightGBM",
+                           "memory_ratio_to_xgboost": "fit peak RSS - data <= 0.7x XGBoost's"},
+                          GBT),
     "gbt_lossguide": Case("rows", GBT_ENGINES,
-                          "fit <= 0.7x the faster of XGBoost and LightGBM", GBT + LOSSGUIDE),
+                          {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"},
+                          GBT + LOSSGUIDE),
     "gbt_depthwise_small": Case("small_rows", GBT_ENGINES,
-                                "fit <= 0.8x the faster of XGBoost and LightGBM", GBT),
+                                {RATIO: "fit <= 0.8x the faster of XGBoost and LightGBM"}, GBT),
     "random_forest": Case("small_rows", (INHOUSE, "sklearn"),
-                          "fit >= 10x faster than scikit-learn; predict and peak memory <= "
-                          "scikit-learn's", ("method=random_forest", "method.n_estimators=100")),
-    "adaboost": Case("small_rows", (INHOUSE, "sklearn"), "fit >= 10x faster than scikit-learn",
+                          {RATIO: "fit >= 10x faster than scikit-learn; predict and peak memory "
+                                  "<= scikit-learn's"},
+                          ("method=random_forest", "method.n_estimators=100")),
+    "adaboost": Case("small_rows", (INHOUSE, "sklearn"),
+                     {RATIO: "fit >= 10x faster than scikit-learn"},
                      ("method=adaboost", "method.n_estimators=400")),
-    "gbt_predict": Case("rows", (INHOUSE, "xgboost"), "predict <= 0.7x XGBoost", GBT,
+    "gbt_predict": Case("rows", (INHOUSE, "xgboost"), {RATIO: "predict <= 0.7x XGBoost"}, GBT,
                         "predict"),
     "gbt_multiclass": Case("mid_rows", GBT_ENGINES,
-                           "fit <= 0.7x the faster of XGBoost and LightGBM", GBT,
+                           {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"}, GBT,
                            task="multiclass", n_classes=8),
     "gbt_regression": Case("rows", GBT_ENGINES,
-                           "fit <= 0.7x the faster of XGBoost and LightGBM", GBT,
+                           {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"}, GBT,
                            task="regression"),
     "gbt_wide": Case("small_rows", GBT_ENGINES,
-                     "fit <= 0.8x the faster of XGBoost and LightGBM", GBT, n_features=500),
+                     {RATIO: "fit <= 0.8x the faster of XGBoost and LightGBM"}, GBT,
+                     n_features=500),
+    "gbt_threads": Case("rows", (INHOUSE,),
+                        {"speedup_over_one_thread": "fit at 2 threads >= 1.7x faster than at 1"},
+                        GBT, also_one_thread=True),
+    "lab_overhead": Case("bundled", (INHOUSE,),
+                         {"lab_overhead_seconds": "median over a sweep's jobs <= 0.3 s"},
+                         ("dataset=breast_cancer", "method=random_forest"), "lab_overhead"),
 }
 GBT_REFERENCES = ("xgboost", "lightgbm")
 FAST_REFERENCES = {"gbt_depthwise": GBT_REFERENCES, "gbt_lossguide": GBT_REFERENCES,
                    "gbt_depthwise_small": GBT_REFERENCES, "gbt_multiclass": GBT_REFERENCES,
                    "gbt_regression": GBT_REFERENCES, "gbt_wide": GBT_REFERENCES,
                    "random_forest": ("sklearn",), "adaboost": ("sklearn",),
-                   "gbt_predict": ("xgboost",)}
+                   "gbt_predict": ("xgboost",), "gbt_threads": (), "lab_overhead": ()}
 
 
 def make_estimator(case: str, engine: str, threads: int, shape: tuple[int, int]):
@@ -165,50 +191,154 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
                 predict_rows=len(X_predict))
 
 
-def measure(case: str, engine: str, n_rows: int, args, cache_dir: str | None = None) -> dict:
-    """run_worker in a child process with the thread count (and numba cache) of this run."""
-    threads = str(args.threads)
-    env = {**os.environ, "OMP_NUM_THREADS": threads, "NUMBA_NUM_THREADS": threads,
-           "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads}
+def thread_environment(threads: int) -> dict[str, str]:
+    """This process's environment with every thread pool (OpenMP, numba, MKL, OpenBLAS) set to
+    `threads`, before a child process starts any of them."""
+    count = str(threads)
+    return {**os.environ, "OMP_NUM_THREADS": count, "NUMBA_NUM_THREADS": count,
+            "MKL_NUM_THREADS": count, "OPENBLAS_NUM_THREADS": count}
+
+
+def run_child(command: list[str], env: dict[str, str], name: str) -> str:
+    """Run a command in the project root and return its stdout; RuntimeError with the last line
+    of its stderr when it fails."""
+    done = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{name} failed: {done.stderr.strip().splitlines()[-1]}")
+    return done.stdout
+
+
+def measure(case: str, engine: str, n_rows: int, threads: int, args,
+            cache_dir: str | None = None) -> dict:
+    """run_worker in a child process with this thread count (and numba cache)."""
+    env = thread_environment(threads)
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = cache_dir
     command = [sys.executable, "-m", "experiments.bench", "--worker", case, engine,
                "--rows", str(n_rows), "--features", str(args.features),
-               "--threads", threads]
-    done = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{case}/{engine} failed: {done.stderr.strip().splitlines()[-1]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+               "--threads", str(threads)]
+    stdout = run_child(command, env, f"{case}/{engine}")
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def thread_settings(spec: Case, engine: str, threads: int) -> list[tuple[str, int]]:
+    """(engine label, thread count) of each run of an engine in a round: --threads, and one
+    thread too for a case that asks for it."""
+    settings = [(engine, threads)]
+    if spec.also_one_thread:
+        settings.append((f"{engine} ({ONE_THREAD})", 1))
+    return settings
+
+
+def measure_rounds(case: str, args, cold: bool) -> list[dict]:
+    """A cold in-house run (if `cold`), then `repeats` interleaved rounds of the case's engines
+    (and thread counts), each in a fresh worker."""
+    spec = CASES[case]
+    n_rows = {"rows": args.rows, "mid_rows": args.mid_rows,
+              "small_rows": args.small_rows}[spec.rows]  # fmt: skip
+    rows = []
+    if cold:
+        with tempfile.TemporaryDirectory() as empty_cache:
+            cold_run = measure(case, INHOUSE, n_rows, args.threads, args, cache_dir=empty_cache)
+        rows.append({**cold_run, "engine": f"{INHOUSE} (cold)", "repeat": 0})
+    for repeat in range(1, args.repeats + 1):
+        for engine in spec.engines:
+            for label, threads in thread_settings(spec, engine, args.threads):
+                run = measure(case, engine, n_rows, threads, args)
+                rows.append({**run, "engine": label, "repeat": repeat})
+                print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def measure_lab_overhead(case: str, args) -> list[dict]:
+    """Sweep --sweep-jobs seeds of the case's job (`python -m experiments.run -m`, Hydra's
+    basic launcher: the jobs one after another in one process) into a throwaway sqlite store,
+    with --threads threads; one row per job (job_overheads)."""
+    spec = CASES[case]
+    seeds = ",".join(str(seed) for seed in range(args.sweep_jobs))
+    with tempfile.TemporaryDirectory() as store:
+        uri = f"sqlite:///{Path(store) / 'mlflow.db'}"
+        command = [sys.executable, "-m", "experiments.run", "-m", *spec.method,
+                   f"engine={','.join(spec.engines)}", f"seed={seeds}",
+                   f"mlflow.experiment_name={case}", f"hydra.sweep.dir={Path(store) / 'multirun'}"]
+        run_child(command, {**thread_environment(args.threads), "MLFLOW_TRACKING_URI": uri}, case)
+        jobs = job_overheads(MlflowClient(uri), case)
+    rows = [{"case": case, **job, "repeat": index} for index, job in enumerate(jobs, start=1)]
+    for row in rows:
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def job_overheads(client: MlflowClient, experiment_name: str) -> list[dict]:
+    """Per job of the experiment's one sweep, in order: `job_wall_seconds`, from the end of the
+    previous job's run (the start of the sweep's run, for the first) to the end of its own, so
+    Hydra's set-up of the job and what it does before its run starts (run_key, resume check)
+    count; `fit_seconds` and `predict_seconds`, summed over its splits; `lab_overhead_seconds`
+    = wall - fit - predict. Left out, once per sweep: the process start-up (imports), composing
+    and checking every job's config, creating the store and the sweep's run, closing it. The
+    first in-house job also loads (or compiles) the engine's code, once per process, and the
+    first job of each batch of 8 carries Hydra's check of the batch (composing its 8 configs):
+    the median leaves both out."""
+    experiment = client.get_experiment_by_name(experiment_name)
+    runs = sorted(client.search_runs([experiment.experiment_id]),
+                  key=lambda run: run.info.start_time)
+    [sweep] = [run for run in runs if run.data.tags.get("status") == "sweep"]
+    previous_end = sweep.info.start_time
+    jobs = []
+    for run in runs:
+        if run is sweep:
+            continue
+        wall = (run.info.end_time - previous_end) / 1000
+        previous_end = run.info.end_time
+        fit, predict = (sum(metric.value for metric in
+                            client.get_metric_history(run.info.run_id, f"split_{name}_seconds"))
+                        for name in ("fit", "predict"))
+        jobs.append(dict(engine=run.data.tags["engine"], job_wall_seconds=wall, fit_seconds=fit,
+                         predict_seconds=predict, lab_overhead_seconds=wall - fit - predict))
+    return jobs
 
 
 def run_benchmark(args) -> pd.DataFrame:
-    """A cold in-house run of the first case (unless --no-cold), then per case `repeats`
-    interleaved rounds."""
+    """Every case: a sweep for lab_overhead, else rounds of workers, with a cold in-house run
+    for the first such case (unless --no-cold)."""
+    worker_cases = [case for case in args.cases if CASES[case].timed != "lab_overhead"]
     rows = []
     for case in args.cases:
-        spec = CASES[case]
-        n_rows = {"rows": args.rows, "mid_rows": args.mid_rows,
-                  "small_rows": args.small_rows}[spec.rows]  # fmt: skip
-        if not rows and not args.no_cold:
-            with tempfile.TemporaryDirectory() as empty_cache:
-                cold = measure(case, INHOUSE, n_rows, args, cache_dir=empty_cache)
-            rows.append({**cold, "engine": f"{INHOUSE} (cold)", "repeat": 0})
-        for repeat in range(1, args.repeats + 1):
-            for engine in spec.engines:
-                rows.append({**measure(case, engine, n_rows, args), "repeat": repeat})
-                print(json.dumps(rows[-1]), flush=True)
+        if CASES[case].timed == "lab_overhead":
+            rows += measure_lab_overhead(case, args)
+        else:
+            rows += measure_rounds(case, args, cold=case == worker_cases[0] and not args.no_cold)
     return pd.DataFrame(rows)
 
 
+MEDIANS = ["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb", "data_mb",
+           "fit_memory_over_data_mb", "score", "job_wall_seconds", "lab_overhead_seconds"]
+
+
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
-    """Medians per (case, engine), and ours / the fastest reference of the issue's target."""
-    medians = (runs.groupby(["case", "engine"], sort=False)
-               [["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb",
-                 "data_mb", "score"]]
-               .median()
-               .reset_index())
-    medians["repeats"] = runs.groupby(["case", "engine"], sort=False).size().values
+    """Medians per (case, engine); ours / the fastest reference of the issue's target, ours /
+    XGBoost's fit memory over the data, and the speedup over one thread."""
+    runs = runs.reindex(columns=["case", "engine", *MEDIANS])
+    runs["fit_memory_over_data_mb"] = runs.fit_peak_rss_mb - runs.data_mb
+    groups = runs.groupby(["case", "engine"], sort=False)
+    medians = groups[MEDIANS].median().reset_index()
+    medians["repeats"] = groups.size().values
+    medians[RATIO] = ratios_to_fastest_reference(medians)
+    xgboost_memory = partner_values(
+        medians, "fit_memory_over_data_mb",
+        lambda engine: "xgboost" if engine.startswith(INHOUSE) else None)
+    medians["memory_ratio_to_xgboost"] = medians.fit_memory_over_data_mb / xgboost_memory
+    one_thread_fit = partner_values(medians, "fit_seconds",
+                                    lambda engine: f"{engine} ({ONE_THREAD})")
+    medians["speedup_over_one_thread"] = one_thread_fit / medians.fit_seconds
+    medians["target"] = ["; ".join(CASES[case].targets.values()) for case in medians.case]
+    return medians
+
+
+def ratios_to_fastest_reference(medians: pd.DataFrame) -> list[float]:
+    """Per in-house row, its time of the case's timed step / the fastest reference's (NaN for
+    the references and for a case without one)."""
     ratios = []
     for _, row in medians.iterrows():
         timed = f"{CASES[row.case].timed}_seconds"
@@ -216,9 +346,27 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
                              & medians.engine.isin(FAST_REFERENCES[row.case])]
         fastest = references[timed].min() if len(references) else np.nan
         ratios.append(row[timed] / fastest if row.engine.startswith(INHOUSE) else np.nan)
-    medians["ratio_to_fastest_reference"] = ratios
-    medians["target"] = [CASES[case].target for case in medians.case]
-    return medians
+    return ratios
+
+
+def partner_values(medians: pd.DataFrame, column: str,
+                   partner_of: Callable[[str], str | None]) -> pd.Series:
+    """Per row, `column` of the row of the same case whose engine is partner_of(its engine);
+    NaN where there is none."""
+    values = medians.set_index(["case", "engine"])[column]
+    return pd.Series([values.get((case, partner_of(engine)), np.nan)
+                      for case, engine in zip(medians.case, medians.engine, strict=True)],
+                     index=medians.index)  # fmt: skip
+
+
+def targets_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Each target of the issue beside the value it bounds: the summary column that it names,
+    in the case's in-house row."""
+    ours = summary[summary.engine == INHOUSE].set_index("case")
+    return pd.DataFrame([dict(case=case, target=text, measure=column,
+                              measured=ours.loc[case, column])
+                         for case in ours.index
+                         for column, text in CASES[case].targets.items()])  # fmt: skip
 
 
 def write_results(summary: pd.DataFrame, out_dir: Path, args) -> None:
@@ -233,9 +381,17 @@ def write_results(summary: pd.DataFrame, out_dir: Path, args) -> None:
               "of the target (time of the timed step). `first_call_seconds`: a first fit "
               f"and predict on {WARM_UP_ROWS} rows in the worker, before the timed ones "
               "(loading the engine's code); `inhouse (cold)` is a worker with an empty numba "
-              "cache, whose first call compiles.\n\n")
-    (out_dir / "bench.md").write_text(header + summary.to_markdown(index=False, floatfmt=".3g")
-                                      + "\n")
+              "cache, whose first call compiles. `fit_memory_over_data_mb`: fit peak RSS - "
+              "data, `memory_ratio_to_xgboost`: ours / XGBoost's on it; "
+              f"`speedup_over_one_thread`: fit at `{INHOUSE} ({ONE_THREAD})` / fit at "
+              f"{args.threads} threads. `lab_overhead`: a sweep of {args.sweep_jobs} jobs "
+              "(`repeats`), medians over them of `job_wall_seconds` (from the end of the "
+              "previous job's MLflow run to the end of its own) and of "
+              "`lab_overhead_seconds` = wall - fit - predict; the sweep's process start-up "
+              "is left out.\n\n")
+    tables = (f"## Targets\n\n{targets_table(summary).to_markdown(index=False, floatfmt='.3g')}"
+              f"\n\n## Medians\n\n{summary.to_markdown(index=False, floatfmt='.3g')}\n")
+    (out_dir / "bench.md").write_text(header + tables)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -246,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", type=int, default=28)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sweep-jobs", type=int, default=10, help="jobs of lab_overhead's sweep")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--out", type=Path, default=REPORTS_OUT)
     parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache run")

@@ -130,11 +130,14 @@ class SyntheticRegressionConfig(DatasetConfig):
 
 class CategoricalEncoding(Enum):
     """How a table's non-numeric features reach the engines: ordinal (one column of category
-    codes, 0..K-1 in the categories' sorted order) or onehot (one 0/1 column per category, and
-    one for a missing value where the feature has missing values)."""
+    codes, 0..K-1 in the categories' sorted order), onehot (one 0/1 column per category, and
+    one for a missing value where the feature has missing values) or native (the codes of
+    ordinal, and each engine told which columns are categorical, so that it splits them into
+    sets of categories where it can: experiments.engines.categorical)."""
 
     ordinal = "ordinal"
     onehot = "onehot"
+    native = "native"
 
 
 @dataclass

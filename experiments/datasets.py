@@ -40,9 +40,10 @@ def nested_spheres(
 
 def frame_to_xy(
     frame: pd.DataFrame, target: str, source: str, categorical: str = "ordinal"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Features as float64 and the `target` column; a row without a target is refused. A
-    non-numeric feature becomes its pandas category codes (`ordinal`) or one 0/1 column per
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """Features as float64, the `target` column and the columns to split natively as
+    categories; a row without a target is refused. A non-numeric feature becomes its pandas
+    category codes (`ordinal`; `native`, which also lists its column) or one 0/1 column per
     category, plus one for a missing value if it has any (`onehot`); missing values of the
     other features stay NaN."""
     if target not in frame.columns:
@@ -54,7 +55,7 @@ def frame_to_xy(
         raise ValueError(
             f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows"
         )
-    columns = []
+    columns, native = [], []
     for name, column in frame.drop(columns=target).items():
         if pd.api.types.is_numeric_dtype(column):
             columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
@@ -62,15 +63,17 @@ def frame_to_xy(
             indicators = pd.get_dummies(column, prefix=str(name), dummy_na=column.isna().any())
             columns.append(indicators.to_numpy(dtype=np.float64))
         else:
+            if categorical == "native":
+                native.append(sum(block.shape[1] for block in columns))
             codes = column.astype("category").cat.codes.to_numpy()
             columns.append(np.where(codes >= 0, codes, np.nan)[:, None])
     X = np.hstack(columns) if columns else np.empty((len(frame), 0))
-    return X, y.to_numpy()
+    return X, y.to_numpy(), tuple(native)
 
 
 def load_table(
     path: str, target: str, categorical: str = "ordinal"
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """A local Parquet file (suffix .parquet) or CSV file (any other suffix) read by pandas."""
     file = Path(path).expanduser().absolute()
     if not file.is_file():
@@ -81,7 +84,7 @@ def load_table(
 
 def load_openml(
     data_id: int, target: str | None, data_home: str | None, categorical: str = "ordinal"
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """OpenML dataset `data_id`, downloaded once into the cache `data_home` (else env
     ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml); `target` defaults to the
     dataset's default target."""
@@ -107,7 +110,7 @@ def load_suite_dataset(
     target: str | None,
     cache: str | None,
     categorical: str = "ordinal",
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """Dataset `name` of a benchmark suite from the offline cache (experiments.suite_cache);
     `target` defaults to the one the cache recorded."""
     frame, metadata = read_dataset(suite, name, data_id, cache)
@@ -137,6 +140,16 @@ SPLIT_SETTINGS = ("max_train_rows",)  # dataset settings of the splits, not of t
 
 def load_dataset(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of the dataset config; class labels are encoded as 0..K-1 for classification."""
+    return _load_config(cfg)[:2]
+
+
+def categorical_columns(cfg: DictConfig) -> tuple[int, ...]:
+    """The columns of X that dataset.categorical=native asks the engines to split as
+    categories (none for other encodings and for datasets without non-numeric features)."""
+    return _load_config(cfg)[2]
+
+
+def _load_config(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     params = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True, throw_on_missing=True)
     return _load(tuple(sorted(params.items())), file_stamp(params.get("path")))
 
@@ -153,7 +166,7 @@ def file_stamp(path: str | None) -> tuple[int, int] | None:
 @lru_cache(maxsize=8)
 def _load(
     params: tuple[tuple[str, object], ...], stamp: tuple[int, int] | None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """Load once per process and per config (and file stamp, which only keys the cache): a sweep
     does not regenerate or re-read data for every job."""
     kwargs = {key: value for key, value in params if key not in SPLIT_SETTINGS}
@@ -163,11 +176,11 @@ def _load(
         raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(LOADERS))}")
     if loader == name:
         del kwargs["name"]
-    X, y = LOADERS[loader](**kwargs)
+    X, y, *native = LOADERS[loader](**kwargs)  # tables also return their native columns
     y = encode_target(name, task, y)
     X.setflags(write=False)
     y.setflags(write=False)
-    return X, y
+    return X, y, native[0] if native else ()
 
 
 LOADED_COPIES = 4  # float64 features, each split's training and test copies, bins and model

@@ -16,6 +16,8 @@ Which module does what, for whom:
 | cart_partition  | in-place split of a node's rows, left sums on the way| cart_grower          |
 | node_arrays     | the flat node arrays, the rules of growth they share | both growers         |
 | splitting       | the gain formulas and the threshold scans            | both growers         |
+| categories      | splits of a categorical feature into two category    | both growers, tree,  |
+|                 | sets: the orders, the scans, the 256-bit sets        | partitions           |
 | tree            | the grown tree: prediction, importances              | every estimator      |
 | work_queue      | row chunks as work items, taken largest first        | histogram, partition |
 | simd, prefetch, | LLVM intrinsics: four-lane add, software prefetch,   | the histogram and    |

@@ -32,11 +32,12 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
     interface; the rounds are sequential."""
 
     def __init__(self, n_estimators=50, *, learning_rate=1.0, max_depth=1, max_bins=MAX_BINS,
-                 random_state=None, n_jobs=None, verbose=0):
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.max_bins = max_bins
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -51,7 +52,8 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"max_depth must be >= 1, got {self.max_depth!r}")
         self.classes_, y_codes = encode_classes(y)
         n_classes = len(self.classes_)
-        self._bin_mapper = BinMapper(self.max_bins).fit(X[weight > 0])
+        self._bin_mapper = BinMapper(self.max_bins, categorical=self.is_categorical_).fit(
+            X[weight > 0])
         codes = self._bin_mapper.transform(X, order="C")
         one_hot = np.eye(n_classes)[y_codes]
         weight = weight / weight.sum()

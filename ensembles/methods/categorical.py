@@ -53,7 +53,6 @@ def _as_codes(frame: pd.DataFrame, levels: dict) -> pd.DataFrame:
 
 def _categorical_mask(categorical_features, X) -> np.ndarray | None:
     """The bool mask of categorical columns, or None when there are none."""
-    n_features = np.shape(X)[1] if np.ndim(X) == 2 else 0
     if categorical_features is None:
         return None
     if isinstance(categorical_features, str):
@@ -67,6 +66,7 @@ def _categorical_mask(categorical_features, X) -> np.ndarray | None:
     given = np.asarray(categorical_features)
     if given.size == 0:
         return None
+    n_features = np.shape(X)[1] if np.ndim(X) == 2 else 0
     if given.dtype.kind == "b":
         if given.shape != (n_features,):
             raise ValueError(f"categorical_features as a mask needs {n_features} entries, got "

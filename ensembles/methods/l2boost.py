@@ -22,12 +22,14 @@ from ensembles.methods.validation import (
 
 class _BaseL2Boost(NewtonBoosting, BaseEstimator):
     def __init__(self, n_estimators=100, *, learning_rate=0.1, max_depth=3, min_samples_leaf=1,
-                 subsample=1.0, random_state=None, n_jobs=None, verbose=0):
+                 subsample=1.0, categorical_features="from_dtype", random_state=None, n_jobs=None,
+                 verbose=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.subsample = subsample
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

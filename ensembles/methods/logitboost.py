@@ -48,11 +48,12 @@ class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoostin
     response clipped at `z_max` (None: no clipping). Starts from p = 1/K."""
 
     def __init__(self, n_estimators=100, *, learning_rate=1.0, max_depth=3, z_max=4.0,
-                 random_state=None, n_jobs=None, verbose=0):
+                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.z_max = z_max
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from omegaconf import DictConfig
 
 from experiments.configs import Task, method_key
+from experiments.datasets import categorical_columns
+from experiments.engines.categorical import with_native_categories
 from experiments.engines.inhouse import inhouse_estimator, inhouse_gbt
 from experiments.engines.lightgbm_models import lightgbm_gbt, lightgbm_random_forest
 from experiments.engines.sklearn_models import (
@@ -90,7 +92,8 @@ def check_loss(method: str, loss: str, task: Task) -> None:
 def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) -> Built:
     """The unfitted estimator of the job config for data of `shape` (n_samples, n_features),
     run by `engine` (default: the job's own), with its approximation tag; SkippedJob with the
-    reason where the combination cannot run."""
+    reason where the combination cannot run. With dataset.categorical=native it splits the
+    dataset's categorical columns natively where it can (engines.categorical)."""
     method, task = method_key(cfg.method), cfg.dataset.task
     engine = engine or cfg.engine.name
     check_loss(method, cfg.loss.name, task)
@@ -99,7 +102,17 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
         raise SkippedJob(NO_REFERENCE.get((method, engine), default))
     method_config = with_task_defaults(cfg.method, task)
     spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
-    return BUILDERS[method, engine](spec)
+    return with_native_categories(BUILDERS[method, engine](spec), native_columns(cfg.dataset),
+                                  shape[1])
+
+
+def native_columns(dataset: DictConfig) -> tuple[int, ...]:
+    """The categorical columns of a dataset with categorical=native (from the loaded data,
+    which the job has loaded before it builds); none otherwise."""
+    encoding = dataset.get("categorical")
+    if getattr(encoding, "value", encoding) != "native":
+        return ()
+    return categorical_columns(dataset)
 
 
 def build_estimator(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None):

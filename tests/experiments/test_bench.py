@@ -1,5 +1,6 @@
 """A small `make bench` runs and writes its table; no test asserts a time."""
 
+import numpy as np
 import pandas as pd
 
 from experiments.bench import main
@@ -33,3 +34,55 @@ def test_the_multiclass_regression_and_wide_cases_run_on_every_gbt_engine(tmp_pa
     assert (summary.loc["gbt_regression", "score"] > 0.5).all()
     ours = summary.xs("inhouse", level="engine")
     assert ours.ratio_to_fastest_reference.notna().all()
+
+
+def targets_of(out_dir) -> str:
+    """The targets table of bench.md (between its two headings)."""
+    text = (out_dir / "bench.md").read_text()
+    return text.split("## Targets")[1].split("## Medians")[0]
+
+
+def test_the_fit_memory_over_the_data_is_compared_with_xgboosts(tmp_path):
+    main(["--cases", "gbt_depthwise", "--rows", "3000", "--repeats", "1", "--no-cold",
+          "--out", str(tmp_path)])
+    summary = pd.read_csv(tmp_path / "bench.csv").set_index("engine")
+    # one repeat: each median is that run's value, so the columns can be recomputed by hand
+    over_data = summary.fit_peak_rss_mb - summary.data_mb
+    assert np.allclose(summary.fit_memory_over_data_mb, over_data)
+    assert (summary.fit_memory_over_data_mb > 0).all()
+    ratio = summary.memory_ratio_to_xgboost
+    assert np.isclose(ratio["inhouse"], over_data["inhouse"] / over_data["xgboost"])
+    assert 0 < ratio["inhouse"] < np.inf
+    assert ratio.drop("inhouse").isna().all()  # only ours is compared
+    targets = targets_of(tmp_path)
+    assert "fit peak RSS - data <= 0.7x XGBoost's" in targets
+    assert f"{ratio['inhouse']:.3g}" in targets
+
+
+def test_two_threads_are_compared_with_one_on_the_inhouse_engine(tmp_path):
+    main(["--cases", "gbt_threads", "--rows", "3000", "--repeats", "1", "--no-cold",
+          "--out", str(tmp_path)])
+    summary = pd.read_csv(tmp_path / "bench.csv").set_index("engine")
+    assert sorted(summary.index) == ["inhouse", "inhouse (1 thread)"]
+    speedup = summary.speedup_over_one_thread
+    fit = summary.fit_seconds
+    assert np.isclose(speedup["inhouse"], fit["inhouse (1 thread)"] / fit["inhouse"])
+    assert 0 < speedup["inhouse"] < np.inf
+    assert np.isnan(speedup["inhouse (1 thread)"])
+    assert (summary.score > 0.8).all()  # the same model at either thread count
+    targets = targets_of(tmp_path)
+    assert "fit at 2 threads >= 1.7x faster than at 1" in targets
+    assert f"{speedup['inhouse']:.3g}" in targets
+
+
+def test_the_lab_overhead_is_measured_on_a_real_sweep(tmp_path):
+    main(["--cases", "lab_overhead", "--sweep-jobs", "3", "--out", str(tmp_path)])
+    [ours] = pd.read_csv(tmp_path / "bench.csv").itertuples()
+    assert (ours.case, ours.engine, ours.repeats) == ("lab_overhead", "inhouse", 3)
+    # a random forest of 100 trees on breast cancer: fit and predict take time, and the job
+    # more (its MLflow logging at least)
+    assert 0 < ours.predict_seconds < ours.fit_seconds < ours.job_wall_seconds < 60
+    assert 0 <= ours.lab_overhead_seconds < ours.job_wall_seconds
+    targets = targets_of(tmp_path)
+    assert "median over a sweep's jobs <= 0.3 s" in targets
+    assert f"{ours.lab_overhead_seconds:.3g}" in targets

@@ -286,11 +286,11 @@ def test_the_command_line_logs_the_missing_target_column(cli, cli_runs, table):
 
 
 def test_openml_reads_the_cache_with_the_default_or_given_target(fake_openml, tmp_path):
-    X, y = load_openml(data_id=61, target=None, data_home=str(tmp_path))
+    X, y, _ = load_openml(data_id=61, target=None, data_home=str(tmp_path))
     np.testing.assert_array_equal(X, MIXED_X)
     np.testing.assert_array_equal(y, mixed_frame()["label"])
     assert fake_openml[0]["data_id"] == 61 and fake_openml[0]["data_home"] == tmp_path
-    X, y = load_openml(data_id=61, target="flag", data_home=str(tmp_path))
+    X, y, _ = load_openml(data_id=61, target="flag", data_home=str(tmp_path))
     assert X.shape == (4, 4) and y.tolist() == [True, False, True, True]
 
 

@@ -171,3 +171,49 @@ def test_a_categorical_feature_is_ordinal_codes_or_one_column_per_category(
         assert (indicators.sum(axis=1) == 1).all()
         np.testing.assert_array_equal(indicators[:, 3] == 1, colour.isna().to_numpy())
         np.testing.assert_array_equal(indicators[:, 2] == 1, (colour == "red").to_numpy())
+
+
+def _native_job(compose_job, tmp_path, *overrides):
+    fill_cache(tmp_path / "cache")
+    conf = tmp_path / "conf" / "suite"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "fake.yaml").write_text(SUITE_YAML)
+    return compose_job("dataset=suite", "suite=fake", "dataset.name=toy_clf",
+                       f"dataset.cache={tmp_path / 'cache'}", "dataset.categorical=native",
+                       f"hydra.searchpath=[file://{tmp_path / 'conf'}]", *overrides)
+
+
+def test_native_categories_reach_every_engine_in_its_own_words(compose_job, tmp_path):
+    """toy_clf's colour (column 1) with categorical=native: each GBT engine is told to split it
+    as categories and learns the xor with it; scikit-learn's forest reads the codes as
+    numbers and its approximation tag says so."""
+    from experiments.datasets import categorical_columns, load_dataset
+    from experiments.engines import build
+
+    cfg = _native_job(compose_job, tmp_path, "method=gbt", "method.n_estimators=20")
+    X, y = load_dataset(cfg.dataset)
+    assert categorical_columns(cfg.dataset) == (1,)
+    said = {"inhouse": {"categorical_features": [1]},
+            "sklearn": {"categorical_features": [1]},
+            "xgboost": {"enable_categorical": True, "feature_types": ["q", "c"]},
+            "lightgbm": {"categorical_column": [1]}}  # fmt: skip
+    for engine, expected in said.items():
+        built = build(cfg, X.shape, engine)
+        params = built.estimator.get_params()
+        assert {name: params[name] for name in expected} == expected, engine
+        assert "ordinal codes" not in (built.approximation or "")
+        assert np.mean(built.estimator.fit(X, y).predict(X) == y) > 0.95, engine
+    forest = _native_job(compose_job, tmp_path, "method=random_forest")
+    assert "has no native categorical splits" in build(forest, X.shape, "sklearn").approximation
+    assert "categorical_features" not in build(forest, X.shape, "sklearn").estimator.get_params()
+    assert build(forest, X.shape, "inhouse").estimator.get_params()["categorical_features"] == [1]
+
+
+def test_a_native_job_logs_its_encoding(compose_job, runs_of, tmp_path):
+    from experiments import run
+
+    cfg = _native_job(compose_job, tmp_path, "method=gbt", "method.n_estimators=10")
+    assert run.run_job(cfg) == "ok"
+    [logged] = runs_of(cfg)
+    assert logged.data.params["dataset.categorical"] == "native"
+    assert logged.data.metrics["test_error"] < 0.1
