@@ -13,9 +13,10 @@ from hydra.core.utils import JobReturn
 from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from experiments import ray_cluster
-from experiments.config_errors import exit_if_invalid
+from experiments.config_errors import describe_config_error, exit_if_invalid, exit_with
 from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
 from experiments.tracking import SWEEP_RUN_ENV, open_experiment
 
@@ -49,8 +50,8 @@ class LabCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         try:
             jobs = sweep_job_configs(config)
-        except HydraException:
-            return  # the sweeper reports the composition error itself, before any job runs
+        except (HydraException, OmegaConfBaseException) as error:
+            exit_with(describe_config_error(error))  # the lab's sweeper checks nothing again
         for job in jobs:
             exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
         self.n_jobs = len(jobs)

@@ -40,18 +40,18 @@ def exit_if_invalid(cfg: DictConfig) -> None:
     (dataset=csv without dataset.path, ...)."""
     unknown = unknown_keys(cfg)
     if unknown:
-        _exit(unknown_key_message(*unknown[0]))
+        exit_with(unknown_key_message(*unknown[0]))
     problem = suite_dataset_error(cfg)
     if problem:
-        _exit(problem)
+        exit_with(problem)
     job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
     missing = sorted(OmegaConf.missing_keys(job))
     if missing:
         settings = " ".join(f"{key}=..." for key in missing)
-        _exit(f"missing value for {', '.join(missing)}; set {settings}")
+        exit_with(f"missing value for {', '.join(missing)}; set {settings}")
     errors = tuning_errors(cfg)
     if errors:
-        _exit(errors[0])
+        exit_with(errors[0])
 
 
 def suite_dataset_error(cfg: DictConfig) -> str | None:
@@ -107,7 +107,7 @@ def unknown_key_message(key: str, allowed: list[str]) -> str:
     return f"unknown key '{key}'; choose one of: {', '.join(allowed)}"
 
 
-def _exit(message: str) -> None:
+def exit_with(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)
     sys.exit(2)
 
@@ -138,4 +138,4 @@ def one_line_config_errors() -> Iterator[None]:
     try:
         yield
     except (HydraException, OmegaConfBaseException) as error:
-        _exit(describe_config_error(error))
+        exit_with(describe_config_error(error))

@@ -103,3 +103,23 @@ def test_gradient_trees_on_large_nodes_do_not_depend_on_n_jobs(shape, thread_cou
     assert thread_counts(lambda: two.fit(X, y)) == 2
     assert np.array_equal(one.predict_proba(X), two.predict_proba(X))
     assert one.trees_[0][0].n_samples[0] > 4 * 32_768  # several chunks at the root
+
+
+@pytest.mark.parametrize("name", ["RandomForestClassifier", "ExtraTreesClassifier",
+                                  "GradientBoostingClassifier"])
+def test_category_set_splits_do_not_depend_on_n_jobs(name, thread_counts):
+    """A categorical column of 20 categories (150k rows for boosting: chunk-parallel
+    partitions of set splits; fewer for the forests, whose trees run in parallel)."""
+    n_rows = 150_000 if name.startswith("Gradient") else 5_000
+    X, y = make_classification(n_samples=n_rows, n_features=8, random_state=0)
+    X[:, 0] = np.floor(np.abs(X[:, 0]) * 7) % 20
+    X[::11, 0] = np.nan
+    params = dict(n_estimators=4, random_state=3, categorical_features=[0])
+    estimator_class = getattr(ensembles, name)
+    one, two = estimator_class(n_jobs=1, **params), estimator_class(n_jobs=2, **params)
+    assert thread_counts(lambda: one.fit(X, y)) == 1
+    assert thread_counts(lambda: two.fit(X, y)) == 2
+    assert np.array_equal(one.predict_proba(X), two.predict_proba(X))
+    trees = [tree for round_trees in getattr(one, "trees_", [one.estimators_])
+             for tree in round_trees]
+    assert any(tree.has_category_sets for tree in trees)

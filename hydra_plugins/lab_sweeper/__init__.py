@@ -1,0 +1,1 @@
+"""The lab's Hydra sweeper: lab_sweeper.LabSweeper, hydra/sweeper=lab."""
