@@ -51,7 +51,7 @@ class LabCallback(Callback):
         try:
             jobs = sweep_job_configs(config)
         except (HydraException, OmegaConfBaseException) as error:
-            exit_with(describe_config_error(error))  # the lab's sweeper checks nothing again
+            exit_with(describe_config_error(error))  # one line, before anything is written
         for job in jobs:
             exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
         self.n_jobs = len(jobs)

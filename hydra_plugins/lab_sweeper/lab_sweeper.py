@@ -1,12 +1,12 @@
 """The lab's Hydra sweeper (hydra/sweeper=lab, the default of conf/config.yaml): Hydra's basic
-sweeper without its check of each batch of jobs.
+sweeper whose check of a batch composes each job once for the launcher too.
 
-Before any job runs, the lab's callback composes every job's config and checks it
-(experiments.callback.sweep_job_configs, exit_if_invalid), stopping a sweep whose job does not
-compose with one line. The basic sweeper composed each job once more, batch by batch, before
-the launcher composed it again to run it: at 0.18 s a composition, that second check was a
-third of the lab's time per job (make bench, case lab_overhead). Hydra loads sweepers only
-from the hydra_plugins namespace, hence this package.
+Hydra's basic sweeper composes every job of a batch to check it, throws the configs away, and
+the launcher composes each job again to run it: at 0.18 s a composition, that was a third of
+the lab's time per job (make bench, case lab_overhead). Here the check keeps the batch's
+configs and the launcher's loader hands each out once (BatchComposingLoader); a launcher that
+composes in another process, or a job that is not in the batch, composes as before. Hydra
+loads sweepers only from the hydra_plugins namespace, hence this package.
 """
 
 from collections.abc import Sequence
@@ -14,11 +14,48 @@ from dataclasses import dataclass
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
 from hydra.core.config_store import ConfigStore
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig
+
+
+class BatchComposingLoader:
+    """Hydra's config loader, but load_sweep_config first hands out the config that
+    compose_batch composed for the same overrides (each once); everything else is the
+    loader's."""
+
+    def __init__(self, loader) -> None:
+        self._loader = loader
+        self._composed: dict[tuple[str, ...], DictConfig] = {}
+
+    def compose_batch(self, master_config: DictConfig, batch: Sequence[Sequence[str]]) -> None:
+        for overrides in batch:
+            self._composed[tuple(overrides)] = self._loader.load_sweep_config(
+                master_config=master_config, sweep_overrides=list(overrides))
+
+    def load_sweep_config(self, master_config: DictConfig,
+                          sweep_overrides: list[str]) -> DictConfig:
+        composed = self._composed.pop(tuple(sweep_overrides), None)
+        if composed is not None:
+            return composed
+        return self._loader.load_sweep_config(master_config, sweep_overrides)
+
+    def __getattr__(self, name: str):
+        if name == "_loader":  # not set yet while unpickling: no recursion
+            raise AttributeError(name)
+        return getattr(self._loader, name)
 
 
 class LabSweeper(BasicSweeper):
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction,
+              config: DictConfig) -> None:
+        loader = BatchComposingLoader(hydra_context.config_loader)
+        super().setup(hydra_context=HydraContext(loader, hydra_context.callbacks),
+                      task_function=task_function, config=config)
+
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
-        """Nothing: every job was composed and checked before the sweep (module docstring)."""
+        """Compose every job of the batch, as Hydra's check does, and keep the configs for the
+        launcher."""
+        self.hydra_context.config_loader.compose_batch(self.config, batch)
 
 
 @dataclass
