@@ -1,0 +1,42 @@
+"""The lab's sweeper composes each job of a batch once: its check keeps the configs and the
+launcher's loader hands them out (hydra_plugins/lab_sweeper)."""
+
+import pickle
+
+from omegaconf import OmegaConf
+
+from hydra_plugins.lab_sweeper.lab_sweeper import BatchComposingLoader
+
+
+class CountingLoader:
+    """A stand-in for Hydra's config loader: composes {overrides} and counts the calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def load_sweep_config(self, master_config, sweep_overrides):
+        self.calls += 1
+        return OmegaConf.create({"overrides": list(sweep_overrides)})
+
+    def get_sources(self):
+        return ["conf"]
+
+
+def test_a_batch_is_composed_once_and_each_config_handed_out_once():
+    inner = CountingLoader()
+    loader = BatchComposingLoader(inner)
+    batch = [["seed=0"], ["seed=1"]]
+    loader.compose_batch(OmegaConf.create(), batch)
+    assert inner.calls == 2
+    first = loader.load_sweep_config(OmegaConf.create(), ["seed=0"])
+    assert first.overrides == ["seed=0"] and inner.calls == 2  # no second composition
+    again = loader.load_sweep_config(OmegaConf.create(), ["seed=0"])  # handed out once only
+    assert again.overrides == ["seed=0"] and inner.calls == 3
+    assert loader.get_sources() == ["conf"]  # the rest is the loader's
+
+
+def test_the_loader_survives_pickling_for_launchers_in_other_processes():
+    loader = BatchComposingLoader(CountingLoader())
+    loader.compose_batch(OmegaConf.create(), [["seed=3"]])
+    copy = pickle.loads(pickle.dumps(loader))
+    assert copy.load_sweep_config(OmegaConf.create(), ["seed=3"]).overrides == ["seed=3"]
