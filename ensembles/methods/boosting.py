@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.gradient_grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
 from ensembles.engine.threads import engine_threads
-from ensembles.engine.tree import Tree, add_ensemble_values
+from ensembles.engine.tree import Tree
+from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import validate_prediction_data
 from ensembles.progress import progress
 
@@ -173,6 +174,8 @@ class NewtonBoosting:
         if self.best_iteration_ is not None:
             del self.trees_[self.best_iteration_ + 1:]
         self.n_estimators_ = len(self.trees_)
+        for k in range(n_outputs):
+            self._packed_output(k)  # packed for prediction once
         return self
 
     def _should_stop(self) -> bool:
@@ -223,9 +226,12 @@ class NewtonBoosting:
         total = np.zeros((X.shape[0], len(self.init_raw_)))
         with engine_threads(self.n_jobs):
             for k in range(total.shape[1]):
-                add_ensemble_values([round_trees[k] for round_trees in self.trees_], X,
-                                    total[:, k:k + 1])
+                self._packed_output(k).add_to(X, total[:, k:k + 1])
         return self.init_raw_ + self._combine_round(total)
+
+    def _packed_output(self, k: int):
+        """The trees of output k, packed for prediction (packing.packed_trees)."""
+        return packed_trees(self, f"output {k}", [round_trees[k] for round_trees in self.trees_])
 
     @property
     def feature_importances_(self):

@@ -17,8 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
-from ensembles.engine.tree import add_ensemble_values
 from ensembles.methods.cart import CartParams, grow_cart
+from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import (
     encode_classes,
     resolve_max_features,
@@ -84,6 +84,7 @@ class _BaseForest(BaseEstimator):
             for seed in seeds)
         grown = list(progress(trees, self.n_estimators, self.verbose, "tree"))
         self.estimators_ = [tree for tree, _ in grown]
+        packed_trees(self, "estimators", self.estimators_)  # packed for prediction once
         if self.oob_score:
             self._set_oob_score(codes, y, [counts for _, counts in grown])
         return self
@@ -100,7 +101,7 @@ class _BaseForest(BaseEstimator):
         X = validate_prediction_data(self, X)
         total = np.zeros((X.shape[0], self.estimators_[0].value.shape[1]))
         with engine_threads(self.n_jobs):
-            add_ensemble_values(self.estimators_, X, total)
+            packed_trees(self, "estimators", self.estimators_).add_to(X, total)
         return total / len(self.estimators_)
 
     def _oob_mean_output(self, codes, counts_per_tree):

@@ -120,6 +120,6 @@ def test_category_set_splits_do_not_depend_on_n_jobs(name, thread_counts):
     assert thread_counts(lambda: one.fit(X, y)) == 1
     assert thread_counts(lambda: two.fit(X, y)) == 2
     assert np.array_equal(one.predict_proba(X), two.predict_proba(X))
-    trees = [tree for round_trees in getattr(one, "trees_", [one.estimators_])
-             for tree in round_trees]
+    rounds = one.trees_ if hasattr(one, "trees_") else [one.estimators_]
+    trees = [tree for round_trees in rounds for tree in round_trees]
     assert any(tree.has_category_sets for tree in trees)
