@@ -93,6 +93,10 @@ def run_job(cfg: DictConfig) -> str:
             log.warning("%s skipped: %s", job_name(cfg), reason)
             return tracking.mark("skipped", skip_reason=str(reason))
         except Exception as error:
+            if isinstance(error.__cause__, KeyboardInterrupt):
+                # Ctrl-C during a numba kernel surfaces as SystemError("... returned a result
+                # with an exception set") caused by it: the job was interrupted, not failed
+                raise error.__cause__ from None
             log.error("%s failed: %s", job_name(cfg), error)
             cause = tracking.error_line(error)
             print(f"error: {job_name(cfg)} failed: {cause}; its run holds the error tag and "

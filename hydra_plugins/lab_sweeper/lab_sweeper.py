@@ -9,6 +9,7 @@ composes in another process, or a job that is not in the batch, composes as befo
 loads sweepers only from the hydra_plugins namespace, hence this package.
 """
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,9 +41,14 @@ class BatchComposingLoader:
         return self._loader.load_sweep_config(master_config, sweep_overrides)
 
     def __getattr__(self, name: str):
-        if name == "_loader":  # not set yet while unpickling: no recursion
-            raise AttributeError(name)
         return getattr(self._loader, name)
+
+    def __reduce__(self):
+        """Pickled for a launcher's other process, it is (a copy of) the loader itself: the
+        configs stay here, and the other process composes. (Not this class: Hydra's plugin
+        scan can import this module again, and pickle refuses a class that is not the one
+        in sys.modules.)"""
+        return copy.copy, (self._loader,)
 
 
 class LabSweeper(BasicSweeper):

@@ -178,3 +178,25 @@ def test_the_engine_is_compiled_once_per_process_before_the_first_inhouse_fit(co
         assert calls == ["compiled"] and first_fit == [["compiled"], ["compiled"]]
     finally:
         warm.compile_once.cache_clear()
+
+
+def test_ctrl_c_inside_a_numba_kernel_is_an_interrupt_not_a_failure(compose_job, runs_of,
+                                                                     monkeypatch):
+    """SIGINT while a numba kernel runs can surface as SystemError("... returned a result with
+    an exception set") caused by the KeyboardInterrupt: the job is interrupted (status failed,
+    error KeyboardInterrupt, MLflow KILLED) and the interrupt stops the sweep."""
+    def interrupted_load(cfg):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise SystemError("CPUDispatcher(<function grow_cart_tree>) returned a result "
+                              "with an exception set") from interrupt
+
+    monkeypatch.setattr(run, "load_dataset", interrupted_load)
+    cfg = compose_job(*SMALL, "dataset=wine")
+    with pytest.raises(KeyboardInterrupt):
+        run_job(cfg)
+    [logged] = runs_of(cfg)
+    assert logged.data.tags["status"] == "failed"
+    assert logged.data.tags["error"] == "KeyboardInterrupt"
+    assert logged.info.status == "KILLED"

@@ -35,8 +35,10 @@ def test_a_batch_is_composed_once_and_each_config_handed_out_once():
     assert loader.get_sources() == ["conf"]  # the rest is the loader's
 
 
-def test_the_loader_survives_pickling_for_launchers_in_other_processes():
+def test_pickled_for_another_process_it_is_the_loader_itself():
     loader = BatchComposingLoader(CountingLoader())
     loader.compose_batch(OmegaConf.create(), [["seed=3"]])
     copy = pickle.loads(pickle.dumps(loader))
+    assert isinstance(copy, CountingLoader) and copy.calls == 1
     assert copy.load_sweep_config(OmegaConf.create(), ["seed=3"]).overrides == ["seed=3"]
+    assert copy.calls == 2  # composed there
