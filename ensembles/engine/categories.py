@@ -16,7 +16,7 @@ tried on both sides. The orders:
   standard heuristic;
 - CART, two classes: increasing share of class 1; regression: decreasing mean target. The best
   split is a prefix of that order for Gini, entropy and squared error (Breiman et al. 1984,
-  CART, theorem 4.5), so the scan is exact;
+  CART), so the scan is exact (a test checks it against an exhaustive search);
 - CART, K > 2 classes: no order is exact (the exact search is over 2^(m-1) - 1 sets), so each
   class k's share gives one order and the best prefix over the K orders is taken;
 - extra trees: the categories in a random order, cut at a random place (a random set, as
