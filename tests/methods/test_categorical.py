@@ -118,14 +118,23 @@ def _hgb_parity_data(n=6000, seed=0):
     return np.column_stack([category.astype(float), z]), y
 
 
+def _fit_with_hgb(ours_class, reference_class, reg_lambda, X, y):
+    """Ours and HistGradientBoosting with the same 30 rounds of depth-3 trees, learning rate,
+    L2 penalty and leaf size, feature 0 categorical."""
+    ours = ours_class(
+        n_estimators=30, learning_rate=0.1, max_depth=3, reg_lambda=reg_lambda,
+        min_child_weight=1e-3, min_child_samples=20, categorical_features=[0]).fit(X, y)
+    reference = reference_class(
+        max_iter=30, learning_rate=0.1, max_depth=3, max_leaf_nodes=None,
+        l2_regularization=reg_lambda, min_samples_leaf=20, early_stopping=False,
+        categorical_features=[0]).fit(X, y)
+    return ours, reference
+
+
 def test_squared_error_trees_match_hist_gradient_boosting_categorical_trees():
     X, y = _hgb_parity_data()
-    ours = GradientBoostingRegressor(
-        n_estimators=30, learning_rate=0.1, max_depth=3, reg_lambda=0.0, min_child_weight=1e-3,
-        min_child_samples=20, categorical_features=[0]).fit(X, y)
-    reference = HistGradientBoostingRegressor(
-        max_iter=30, learning_rate=0.1, max_depth=3, max_leaf_nodes=None, l2_regularization=0.0,
-        min_samples_leaf=20, early_stopping=False, categorical_features=[0]).fit(X, y)
+    ours, reference = _fit_with_hgb(GradientBoostingRegressor, HistGradientBoostingRegressor,
+                                    0.0, X, y)
     assert np.abs(ours.predict(X) - reference.predict(X)).max() < 1e-6
     assert any(tree.has_category_sets for round_trees in ours.trees_ for tree in round_trees)
     unseen = X[:50].copy()
@@ -136,12 +145,8 @@ def test_squared_error_trees_match_hist_gradient_boosting_categorical_trees():
 def test_logistic_trees_match_hist_gradient_boosting_categorical_trees():
     X, y = _hgb_parity_data(seed=1)
     y = (y > np.median(y)).astype(int)
-    ours = GradientBoostingClassifier(
-        n_estimators=30, learning_rate=0.1, max_depth=3, reg_lambda=1.0, min_child_weight=1e-3,
-        min_child_samples=20, categorical_features=[0]).fit(X, y)
-    reference = HistGradientBoostingClassifier(
-        max_iter=30, learning_rate=0.1, max_depth=3, max_leaf_nodes=None, l2_regularization=1.0,
-        min_samples_leaf=20, early_stopping=False, categorical_features=[0]).fit(X, y)
+    ours, reference = _fit_with_hgb(GradientBoostingClassifier, HistGradientBoostingClassifier,
+                                    1.0, X, y)
     assert np.abs(ours.decision_function(X) - reference.decision_function(X)).max() < 1e-6
 
 
