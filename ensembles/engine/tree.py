@@ -102,12 +102,6 @@ class Tree:
                            minlength=n_features)
 
 
-def add_ensemble_values(trees: list[Tree], X: np.ndarray, out: np.ndarray) -> None:
-    """out += the sum of the trees' leaf values on raw X (PackedEnsemble, packed for this
-    call)."""
-    PackedEnsemble.of(trees).add_to(X, out)
-
-
 @dataclass(frozen=True)
 class PackedEnsemble:
     """Trees packed once for prediction. add_to: out += the sum of the trees' leaf values on

@@ -13,7 +13,7 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.categories import SET_WORDS
-from ensembles.engine.tree import LEAF, ROW_BLOCK, add_ensemble_values
+from ensembles.engine.tree import LEAF, ROW_BLOCK, PackedEnsemble
 
 
 def _single_tree(estimator_class, **params):
@@ -154,5 +154,5 @@ def test_ensemble_prediction_is_the_sum_of_brute_force_walks_with_missing_values
     for tree in forest.estimators_:
         expected += np.array([_walk(tree, x) for x in X_test])
     total = np.zeros((150, 1))
-    add_ensemble_values(forest.estimators_, X_test, total)
+    PackedEnsemble.of(forest.estimators_).add_to(X_test, total)
     assert np.array_equal(total, expected)
