@@ -75,9 +75,21 @@ class SquaredLoss(Loss):
     def gradient_hessian(self, y, raw):
         return raw - y.reshape(len(y), -1), np.ones_like(raw)
 
+    def weighted_stats(self, y, raw, weight, out):
+        _squared_weighted_stats(y.reshape(len(y), -1), raw, weight, out)
+
     def loss(self, y, raw, weight):
         residual = y.reshape(len(y), -1) - raw
         return float(np.average(0.5 * np.sum(residual**2, axis=1), weights=weight))
+
+
+@njit(cache=True, parallel=True)
+def _squared_weighted_stats(y, raw, weight, out):
+    """out[k, i] = (w_i (F_ik - y_ik), w_i), in one pass over the rows."""
+    for i in prange(raw.shape[0]):
+        for k in range(raw.shape[1]):
+            out[k, i, 0] = (raw[i, k] - y[i, k]) * weight[i]
+            out[k, i, 1] = weight[i]
 
 
 class AbsoluteLoss(Loss):
@@ -282,12 +294,34 @@ class SoftmaxLoss(Loss):
         one_hot[np.arange(len(y)), y] = 1.0
         return p - one_hot, np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
 
+    def weighted_stats(self, y, raw, weight, out):
+        _softmax_weighted_stats(y, raw, weight, out)
+
     def loss(self, y, raw, weight):
         log_p = raw - np.logaddexp.reduce(raw, axis=1, keepdims=True)
         return float(np.average(-log_p[np.arange(len(y)), y], weights=weight))
 
     def output(self, raw):
         return softmax(raw, axis=1)
+
+
+@njit(cache=True, parallel=True)
+def _softmax_weighted_stats(y, raw, weight, out):
+    """out[k, i] = w_i (p_ik - [y_i = k], max(p_ik (1 - p_ik), HESSIAN_FLOOR)) with
+    p_i = softmax(F_i) = exp(F_i - max F_i) / sum, in one pass over the rows (numpy's version
+    made six temporaries: a quarter of a round at 8 classes)."""
+    for i in prange(raw.shape[0]):
+        top = raw[i, 0]
+        for k in range(1, raw.shape[1]):
+            top = max(top, raw[i, k])
+        total = 0.0
+        for k in range(raw.shape[1]):
+            out[k, i, 0] = np.exp(raw[i, k] - top)
+            total += out[k, i, 0]
+        for k in range(raw.shape[1]):
+            p = out[k, i, 0] / total
+            out[k, i, 0] = (p - (1.0 if y[i] == k else 0.0)) * weight[i]
+            out[k, i, 1] = max(p * (1.0 - p), HESSIAN_FLOOR) * weight[i]
 
 
 LOSSES = {cls.name: cls for cls in (SquaredLoss, AbsoluteLoss, HuberLoss, QuantileLoss,
