@@ -30,6 +30,7 @@ from ensembles.engine.histogram import (
     GRADIENT_CHANNELS,
     HESSIAN_CHANNEL,
     build_node_histograms,
+    empty_chunk_histograms,
     empty_histograms,
     subtract_histogram,
     sum_node_stats,
@@ -46,7 +47,8 @@ MIN_SPLIT_ROWS = 2  # XGBoost has no min_samples_split: only the rows of two chi
 @njit(cache=True)
 def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, features, grow_policy,
                        max_depth, max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
-                       min_samples_leaf, min_split_gain, node_feature_fraction, seed):
+                       min_samples_leaf, min_split_gain, node_feature_fraction, seed,
+                       workspace):
     """Grow one tree on stats = (g, h) per row (float64, C order) and uint8 codes, row-major
     (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
     partitions).
@@ -55,7 +57,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     features: sorted int32 columns it may use (after colsample_bytree); node_feature_fraction:
     colsample_bynode; categorical: bool per feature, True for a feature split on sets of
     categories (categories). The work runs on
-    numba's current threads; the tree does not depend on their number.
+    numba's current threads; the tree does not depend on their number. workspace: the
+    histogram buffers (gradient_workspace), reused by every tree of a fit.
     Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
     partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
     known without a prediction pass. A split whose children cannot split (the last level) does
@@ -79,7 +82,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
 
-    pool = empty_histograms(leaf_bound, n_used)
+    pool, chunk_pool = workspace
+    if pool.shape[0] < leaf_bound or pool.shape[1] != n_used:
+        raise ValueError("the workspace was made for fewer rows or other features")
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
     partition = rows
@@ -94,7 +99,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
-                              node_start, node_stop, node_slot, pool)
+                              node_start, node_stop, node_slot, pool, chunk_pool)
         for b in range(N_BIN_SLOTS):
             node_sums[0] += pool[node_slot[0], 0, b]
         _draw_features(usable[0], node_feature_fraction)
@@ -118,7 +123,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             partition_batch(columns, parents, feature, threshold_bin, missing_left,
                             category_bits, node_start, node_stop, partition, scratch)
             _batch_histograms(codes, partition, stats, features, parents, left_child,
-                              node_start, node_stop, node_slot, pool)
+                              node_start, node_stop, node_slot, pool, chunk_pool)
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
@@ -186,6 +191,15 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         if left != LEAF and not (node_may_split[left] or node_may_split[left + 1]):
             rows_start[left] = rows_start[right_child[node]] = -1
     return arrays, partition, rows_start
+
+
+@njit(cache=True)
+def gradient_workspace(n_rows, n_used, max_depth, max_leaves):
+    """The histogram buffers of growing trees of at most n_rows rows and n_used features:
+    a slot per possible leaf and the chunk buffers. Allocated once per fit: a fresh 4 MiB
+    histogram per node of 500 features was a page fault per 4 KiB (a third of a wide fit)."""
+    return (empty_histograms(node_arrays.max_leaf_count(n_rows, max_depth, max_leaves), n_used),
+            empty_chunk_histograms(n_rows, n_used))
 
 
 @njit(cache=True, nogil=True)
@@ -257,7 +271,7 @@ def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_
 
 @njit(cache=True, parallel=True)
 def _batch_histograms(codes, partition, stats, features, nodes, left_child, node_start,
-                      node_stop, node_slot, pool):
+                      node_stop, node_slot, pool, chunk_pool):
     """For every split node of a batch whose children hold slots: build the smaller child's
     histogram from its rows (all of them in one pass, build_node_histograms), then the
     larger child's by subtraction in the parent's slot."""
@@ -274,7 +288,7 @@ def _batch_histograms(codes, partition, stats, features, nodes, left_child, node
                                                  else (left + 1, left))
             n_pairs += 1
     build_node_histograms(codes, partition, stats, features, smaller[:n_pairs], node_start,
-                          node_stop, node_slot, pool)
+                          node_stop, node_slot, pool, chunk_pool)
     for t in prange(n_pairs):
         subtract_histogram(pool[node_slot[larger[t]]], pool[node_slot[smaller[t]]])
 

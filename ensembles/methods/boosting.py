@@ -13,7 +13,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.gradient_grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
+from ensembles.engine.gradient_grower import (
+    DEPTHWISE,
+    LOSSGUIDE,
+    gradient_workspace,
+    grow_gradient_tree,
+)
 from ensembles.engine.threads import engine_threads
 from ensembles.engine.tree import Tree
 from ensembles.methods.packing import packed_trees
@@ -136,6 +141,11 @@ class NewtonBoosting:
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
         stats = np.empty((n_outputs, len(y), 2))  # (g, h) * sample weight, per output
         n_features = X.shape[1]
+        n_used = n_features
+        if tree_params.colsample_bytree < 1.0:
+            n_used = max(1, int(tree_params.colsample_bytree * n_features))
+        workspace = gradient_workspace(len(y) if active is None else len(active), n_used,
+                                       tree_params.max_depth, tree_params.max_leaves)
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
@@ -144,9 +154,8 @@ class NewtonBoosting:
             if self.subsample < 1.0:
                 rows = rows[rng.uniform(size=len(rows)) < self.subsample]
             features = np.arange(n_features, dtype=np.int32)
-            if tree_params.colsample_bytree < 1.0:
-                n_draw = max(1, int(tree_params.colsample_bytree * n_features))
-                features = np.sort(rng.choice(n_features, n_draw, replace=False)).astype(np.int32)
+            if n_used < n_features:
+                features = np.sort(rng.choice(n_features, n_used, replace=False)).astype(np.int32)
             round_trees, partitions = [], []
             for k in range(n_outputs):
                 keep_rows = loss.refits_leaves or k + 1 < n_outputs  # the grower reorders them
@@ -157,7 +166,7 @@ class NewtonBoosting:
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,
                     tree_params.min_child_samples, tree_params.min_split_gain,
-                    tree_params.colsample_bynode, rng.randint(SEED_RANGE))
+                    tree_params.colsample_bynode, rng.randint(SEED_RANGE), workspace)
                 tree = Tree.from_grown(arrays, self._bin_mapper, self.learning_rate)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,

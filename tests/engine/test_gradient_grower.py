@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.gradient_grower import DEPTHWISE, LOSSGUIDE, grow_gradient_tree
+from ensembles.engine.gradient_grower import (
+    DEPTHWISE,
+    LOSSGUIDE,
+    gradient_workspace,
+    grow_gradient_tree,
+)
 from ensembles.engine.tree import PARTITION_BLOCK, Tree
 
 
@@ -23,7 +28,8 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     arrays, partition, node_start = grow_gradient_tree(
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
         bin_mapper.categorical_, np.arange(4, dtype=np.int32), grow_policy, max_depth,
-        max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0)
+        max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0,
+        gradient_workspace(n_rows, 4, max_depth, max_leaves))
     tree = Tree.from_grown(arrays, bin_mapper, 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
     if grow_policy == DEPTHWISE:

@@ -9,6 +9,7 @@ from ensembles.engine.histogram import (
     MAX_CHUNKS,
     build_gradient_histograms,
     build_node_histograms,
+    empty_chunk_histograms,
 )
 
 
@@ -49,8 +50,9 @@ def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
     node_stop = np.array([n_large, n_large + 100, n_large + 400])
     node_slot = np.array([2, 0, 1])
     pool = np.full((3, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
+    chunk_pool = empty_chunk_histograms(len(rows), len(features))  # room for 3 more chunks
     build_node_histograms(codes, rows, stats, features, np.array([0, 1, 2]), node_start,
-                          node_stop, node_slot, pool)
+                          node_stop, node_slot, pool, chunk_pool)
     chunks = [_row_by_row(codes, stats, rows[lo:min(lo + CHUNK_ROWS, n_large)], features)
               for lo in range(0, n_large, CHUNK_ROWS)]
     assert len(chunks) == 4 and MAX_CHUNKS >= 4
@@ -66,5 +68,6 @@ def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
     features = np.arange(6, dtype=np.int32)
     pool = np.full((1, 6, HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0]), np.array([50]),
-                          np.array([450]), np.array([0]), pool)
+                          np.array([450]), np.array([0]), pool,
+                          empty_chunk_histograms(len(rows), len(features)))
     assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[50:450], features))

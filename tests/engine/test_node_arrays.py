@@ -5,7 +5,7 @@ import pytest
 
 from ensembles.engine.binning import BinMapper
 from ensembles.engine.cart_grower import grow_cart_tree
-from ensembles.engine.gradient_grower import DEPTHWISE, grow_gradient_tree
+from ensembles.engine.gradient_grower import DEPTHWISE, gradient_workspace, grow_gradient_tree
 from ensembles.engine.node_arrays import max_leaf_count, may_split
 from ensembles.engine.splitting import GINI
 
@@ -72,7 +72,7 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
                 codes, np.asfortranarray(codes), stats, np.arange(len(y), dtype=np.int32),
                 bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(3, dtype=np.int32),
                 DEPTHWISE, 6, 0, 0.0, 0.0,
-                0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0)
+                0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0, gradient_workspace(len(y), 3, 6, 0))
             return arrays
 
         zero, one = grow(0), grow(1)
