@@ -104,9 +104,10 @@ def _set_of_prefix(order, m, n_left, missing_left, bits):
 
 @njit(cache=True, nogil=True)
 def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
-                    min_child_weight, scratch):
+                    min_child_weight, scratch, bins, scan):
     """Best set split of one feature of a gradient tree (module docstring); returns
-    (gain, missing_left) and leaves the set in scratch[3]; gain -inf when none is admissible."""
+    (gain, missing_left) and leaves the set in scratch[3]; gain -inf when none is admissible.
+    bins, scan: best_newton_threshold's scratch."""
     sorted_hist, order, keys, bits = scratch
     m = _occupied(hist, n_bins, COUNT_CHANNEL, order)
     for i in range(m):
@@ -115,7 +116,8 @@ def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
         keys[i] = hist[c, GRADIENT_CHANNEL] / denominator if denominator > 0.0 else 0.0
     _sorted_histogram(hist, order, m, keys, sorted_hist)
     gain, last_left, missing_left = best_newton_threshold(
-        sorted_hist, m, sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
+        sorted_hist, m, sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight, bins,
+        scan)
     _set_of_prefix(order, m, last_left + 1, missing_left, bits)
     return gain, missing_left
 

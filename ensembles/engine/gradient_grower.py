@@ -251,6 +251,8 @@ def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_
     best_gain[node] = -np.inf
     best_feature[node] = -1
     set_scratch = empty_set_scratch(hist.shape[2] if categorical.any() else 1)
+    bins = np.empty(N_BIN_SLOTS, dtype=np.int32)
+    scan = np.empty((8, N_BIN_SLOTS))
     for k in range(features.shape[0]):
         if not usable[k]:
             continue
@@ -258,13 +260,14 @@ def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_
         if categorical[f]:
             set_gain, set_missing_left = best_newton_set(
                 hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf,
-                min_child_weight, set_scratch)
+                min_child_weight, set_scratch, bins, scan)
             node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_scratch[3],
                                         best_gain, best_feature, best_bin, best_missing_left,
                                         category_bits)
             continue
         split_gain, split_bin, split_missing_left = best_newton_threshold(
-            hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight)
+            hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight,
+            bins, scan)
         node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
                     best_feature, best_bin, best_missing_left)
 

@@ -258,6 +258,15 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
     if has_missing:
         _split_gains(scan[3], scan[4], scan[5], n_candidates, parent, parent_score, criterion,
                      min_count, min_child_weight, scan[7])
+    return _first_best_candidate(scan, bins, n_candidates, has_missing,
+                                 parent[TWO_CLASS_COUNT_CHANNEL])
+
+
+@njit(cache=True, nogil=True)
+def _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n):
+    """Pass 3 of the vectorized scans: (gain, bin, missing_left) of the first largest gain,
+    missing-right preferred on ties, as best_threshold; without missing rows in the node,
+    missing values go to the larger side (_larger_side_is_left, from pass 1's left counts)."""
     best_gain = -np.inf
     best = -1
     best_missing_left = False
@@ -275,14 +284,15 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
             best_missing_left = missing_left
     if best < 0:
         return best_gain, -1, best_missing_left
-    if not has_missing:  # _larger_side_is_left, from the left count of pass 1
-        best_missing_left = scan[2, best] >= parent[TWO_CLASS_COUNT_CHANNEL] - scan[2, best]
+    if not has_missing:
+        best_missing_left = scan[2, best] >= parent_n - scan[2, best]
     return best_gain, bins[best], best_missing_left
 
 
 @njit(cache=True, nogil=True)
 def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
-    """Pass 1 of best_two_class_threshold: the left side's (w_0, w_1, count) at each occupied
+    """Pass 1 of best_two_class_threshold and best_newton_threshold: the left side's sums of
+    channels 0, 1 and the count (w_0, w_1 or g, h) at each occupied
     bin below last_bin, without and with the missing rows; returns the number of candidates.
     The missing rows are added to and then removed from the running sums, as in
     best_missing_side, so that every sum is rounded as there."""
@@ -393,54 +403,62 @@ def _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, le
 
 @njit(cache=True, nogil=True)
 def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_samples_leaf,
-                          min_child_weight):
-    """best_threshold for NEWTON on a (g, h, count) histogram, with the sums held in scalars:
-    the same gains in the same floating-point order, about 7x faster (it runs for every
-    feature of every node of every gradient tree)."""
+                          min_child_weight, bins, scan):
+    """best_threshold for NEWTON on a (g, h, count) histogram: the same gains in the same
+    floating-point order, in the three passes of best_two_class_threshold (running left sums,
+    vectorized gains, first largest), 1.3x faster than one pass (it runs for every feature of
+    every node of every gradient tree: a quarter of a 500-feature fit). bins: int32 scratch
+    (N_BIN_SLOTS); scan: float64 scratch (8, N_BIN_SLOTS)."""
     parent_g = parent[GRADIENT_CHANNEL]
     parent_h = parent[HESSIAN_CHANNEL]
     parent_n = parent[COUNT_CHANNEL]
+    has_missing = hist[MISSING_BIN, COUNT_CHANNEL] > 0.0
+    last_bin = n_bins if has_missing else n_bins - 1
+    n_occupied = 0
+    for b in range(last_bin):
+        bins[n_occupied] = b
+        n_occupied += hist[b, COUNT_CHANNEL] != 0.0
+    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan)
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
     min_count = max(min_samples_leaf, 1)
-    missing_g = hist[MISSING_BIN, GRADIENT_CHANNEL]
-    missing_h = hist[MISSING_BIN, HESSIAN_CHANNEL]
-    missing_n = hist[MISSING_BIN, COUNT_CHANNEL]
-    best_gain = -np.inf
-    best_bin = -1
-    best_missing_left = False
-    left_g = 0.0
-    left_h = 0.0
-    left_n = 0.0
-    last_bin = n_bins if missing_n > 0.0 else n_bins - 1
-    for b in range(last_bin):
-        if hist[b, COUNT_CHANNEL] == 0.0:
-            continue
-        left_g += hist[b, GRADIENT_CHANNEL]
-        left_h += hist[b, HESSIAN_CHANNEL]
-        left_n += hist[b, COUNT_CHANNEL]
-        gain = _newton_split_gain(parent_g, parent_h, parent_n, parent_score, left_g, left_h,
-                                  left_n, reg_lambda, reg_alpha, min_count, min_child_weight)
-        missing_left = False
-        if missing_n > 0.0:
-            left_g += missing_g
-            left_h += missing_h
-            left_n += missing_n
-            gain_missing_left = _newton_split_gain(
-                parent_g, parent_h, parent_n, parent_score, left_g, left_h, left_n, reg_lambda,
-                reg_alpha, min_count, min_child_weight)
-            if gain_missing_left > gain:
-                gain = gain_missing_left
-                missing_left = True
-            left_g -= missing_g
-            left_h -= missing_h
-            left_n -= missing_n
-        if gain > best_gain:
-            best_gain = gain
-            best_bin = b
-            best_missing_left = missing_left
-    if best_bin >= 0 and missing_n == 0.0:
-        best_missing_left = _larger_side_is_left(hist, best_bin, COUNT_CHANNEL, parent_n)
-    return best_gain, best_bin, best_missing_left
+    _newton_split_gains(scan[0], scan[1], scan[2], n_candidates, parent_g, parent_h, parent_n,
+                        parent_score, reg_lambda, reg_alpha, min_count, min_child_weight,
+                        scan[6])
+    if has_missing:
+        _newton_split_gains(scan[3], scan[4], scan[5], n_candidates, parent_g, parent_h,
+                            parent_n, parent_score, reg_lambda, reg_alpha, min_count,
+                            min_child_weight, scan[7])
+    return _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _newton_split_gains(lefts_g, lefts_h, lefts_n, n_candidates, parent_g, parent_h, parent_n,
+                        parent_score, reg_lambda, reg_alpha, min_count, min_child_weight,
+                        gains):
+    """Pass 2 of best_newton_threshold: gains[i] = score(left) + score(right) - score(parent)
+    of left side i (-inf when a side has fewer than min_count rows or less hessian than
+    min_child_weight), as best_missing_side computes it for NEWTON. No branch, so that the
+    loop is vectorized: the soft threshold is max(G - alpha, 0) + min(G + alpha, 0) (the same
+    value), and each score T(G)^2 / (H + lambda) is kept only where H + lambda > 0 (the numpy
+    error model lets the discarded division by zero pass)."""
+    for i in range(n_candidates):
+        left_g = lefts_g[i]
+        left_h = lefts_h[i]
+        left_n = lefts_n[i]
+        right_g = parent_g - left_g
+        right_h = parent_h - left_h
+        right_n = parent_n - left_n
+        left_shrunk = max(left_g - reg_alpha, 0.0) + min(left_g + reg_alpha, 0.0)
+        right_shrunk = max(right_g - reg_alpha, 0.0) + min(right_g + reg_alpha, 0.0)
+        left_denominator = left_h + reg_lambda
+        right_denominator = right_h + reg_lambda
+        left_score = (left_shrunk * left_shrunk / left_denominator if left_denominator > 0.0
+                      else 0.0)
+        right_score = (right_shrunk * right_shrunk / right_denominator
+                       if right_denominator > 0.0 else 0.0)
+        admissible = ((left_n >= min_count) & (right_n >= min_count)
+                      & (left_h >= min_child_weight) & (right_h >= min_child_weight))
+        gains[i] = left_score + right_score - parent_score if admissible else -np.inf
 
 
 @njit(cache=True, nogil=True)
@@ -451,17 +469,3 @@ def _newton_score(grad, hess, reg_lambda, reg_alpha):
         return 0.0
     shrunk = soft_threshold(grad, reg_alpha)
     return shrunk * shrunk / denominator
-
-
-@njit(cache=True, nogil=True)
-def _newton_split_gain(parent_g, parent_h, parent_n, parent_score, left_g, left_h, left_n,
-                       reg_lambda, reg_alpha, min_count, min_child_weight):
-    """best_missing_side's gain of one side-pair for NEWTON; -inf when inadmissible."""
-    right_g = parent_g - left_g
-    right_h = parent_h - left_h
-    right_n = parent_n - left_n
-    if not (left_n >= min_count and right_n >= min_count and left_h >= min_child_weight
-            and right_h >= min_child_weight):
-        return -np.inf
-    return (_newton_score(left_g, left_h, reg_lambda, reg_alpha)
-            + _newton_score(right_g, right_h, reg_lambda, reg_alpha) - parent_score)

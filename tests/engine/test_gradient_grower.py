@@ -20,7 +20,8 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     n_rows = 2 * PARTITION_BLOCK + 900  # blocks that cut across the partition's ranges
     X = rng.normal(size=(n_rows, 4))
     X[rng.uniform(size=X.shape) < 0.1] = np.nan
-    grad = np.where(np.isnan(X[:, 0]), 1.0, np.sin(3 * np.nan_to_num(X[:, 0])) + X[:, 1] ** 2)
+    finite = np.nan_to_num(X)
+    grad = np.where(np.isnan(X[:, 0]), 1.0, np.sin(3 * finite[:, 0]) + finite[:, 1] ** 2)
     stats = np.column_stack([grad + 0.1 * rng.normal(size=n_rows), np.ones(n_rows)])
     bin_mapper = BinMapper(64).fit(X)
     codes = bin_mapper.transform(X, order="C")

@@ -105,7 +105,9 @@ def test_newton_scan_equals_the_generic_scan_bit_for_bit(seed):
         generic = best_threshold(hist, n_bins, parent, NEWTON, reg_lambda, reg_alpha,
                                  min_samples_leaf, min_child_weight, scratch[0], scratch[1])
         scalar = best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha,
-                                       min_samples_leaf, min_child_weight)
+                                       min_samples_leaf, min_child_weight,
+                                       np.empty(N_BIN_SLOTS, dtype=np.int32),
+                                       np.empty((8, N_BIN_SLOTS)))
         assert scalar == generic
 
 
