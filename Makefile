@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --require-hashes -r $(LOCK)
 	$(PIP) --no-deps -e .
+	$(PY) -m ensembles.warm
 	touch $(STAMP)
 
 # the optional extra of a team store and a cluster (PostgreSQL, its driver, Ray): make server

@@ -1,11 +1,14 @@
 """Compile every numba kernel of the engine once, or load it from numba's cache: a tiny fit
 (without and with sample weights) and predict of each estimator on each task it takes, with
-each GBT loss. A worker that runs it
-before its first job (a new cluster node, a Ray worker's setup hook) keeps compilation out of
-the jobs' fit_seconds. `python -m ensembles.warm` prints how long it took."""
+each GBT loss. A worker that runs it before its first job (a new cluster node, a Ray worker's
+setup hook) keeps compilation out of the jobs' fit_seconds. `python -m ensembles.warm`, run
+by the install step of the Makefile, compiles on two processes and prints how long it took."""
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from functools import cache
+from multiprocessing import get_context
 
 import numpy as np
 
@@ -13,6 +16,7 @@ import ensembles
 from ensembles.methods.gbt import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 N_ROWS, N_FEATURES = 200, 4
+GRADIENT_TREE_METHODS = ("GradientBoosting", "L2Boost", "LogitBoost")  # the rest grow CART trees
 
 
 def tiny_tasks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -44,16 +48,32 @@ def warm_fits() -> list[tuple[str, object, str]]:
     return fits
 
 
-def compile_all() -> float:
-    """Fit (without and with sample weights) and predict every warm_fits() estimator; return
-    the seconds it took."""
-    start = time.perf_counter()
+def compile_fits(names: list[str] | None = None) -> None:
+    """Fit (without and with sample weights) and predict the warm_fits() estimators of these
+    names (None: every one)."""
     tasks = tiny_tasks()
     weights = np.linspace(0.5, 1.5, N_ROWS)
-    for _, estimator, task in warm_fits():
-        X, y = tasks[task]
-        estimator.fit(X, y).predict(X)
-        estimator.fit(X, y, sample_weight=weights)
+    for name, estimator, task in warm_fits():
+        if names is None or name in names:
+            X, y = tasks[task]
+            estimator.fit(X, y).predict(X)
+            estimator.fit(X, y, sample_weight=weights)
+
+
+def compile_all(processes: int = 1) -> float:
+    """compile_fits of every estimator into this process; return the seconds it took. With 2
+    processes a helper process compiles the CART-tree methods into numba's cache while this
+    one compiles the gradient-tree methods, then this one loads the helper's: LLVM spends
+    most of a cold start on the two growers, one per family, and compiles on one core."""
+    start = time.perf_counter()
+    if processes > 1:
+        cart_methods = [name for name, _, _ in warm_fits()
+                        if not name.startswith(GRADIENT_TREE_METHODS)]
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as helper:
+            helped = helper.submit(compile_fits, cart_methods)
+            compile_fits([name for name, _, _ in warm_fits() if name not in cart_methods])
+            helped.result()
+    compile_fits()
     return time.perf_counter() - start
 
 
@@ -65,5 +85,5 @@ def compile_once() -> float:
 
 
 if __name__ == "__main__":
-    seconds = compile_all()
+    seconds = compile_all(processes=min(2, os.cpu_count() or 1))
     print(f"compiled or loaded the engine's kernels ({len(warm_fits())} fits) in {seconds:.1f} s")

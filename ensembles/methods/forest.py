@@ -5,6 +5,14 @@ Each tree is grown (to full depth by default) on a bootstrap sample of the rows,
 them; a random forest scores `max_features` random features at each node, extra trees also draw
 each feature's threshold at random, bagging uses every feature. The ensemble averages the trees'
 leaf values: class frequencies, or means.
+
+The trees are grown in parallel, one per thread, each one node at a time (cart_grower). The
+gradient grower's batched level passes, which share one tree's large nodes among the threads,
+were not adopted for forests, from measurements (100 trees, 80k rows, 2026-11-24): 98% of a
+forest tree's 5,200 split nodes have under 1,000 rows, nodes of more than one histogram chunk
+(32k rows) hold 13% of the row visits, and a node draws its own features (no histogram
+subtraction), so a level pass would add a synchronisation per level (30+ levels) for little
+work to share, while tree-level threads already keep both cores busy (1.7x over one thread).
 """
 
 import numpy as np

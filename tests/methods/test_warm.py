@@ -48,3 +48,12 @@ def test_after_the_warm_up_a_first_fit_compiles_nothing():
     ensembles.GradientBoostingClassifier(n_estimators=2, grow_policy="lossguide", max_leaves=7,
                                          subsample=0.5, colsample_bynode=0.5).fit(X, y)
     assert engine_signatures() == before
+
+
+def test_two_processes_compile_both_families_and_this_one_loads_every_kernel():
+    """compile_all(processes=2): a helper process takes the CART-tree methods; afterwards this
+    process holds both growers, as after a one-process warm-up."""
+    assert warm.compile_all(processes=2) > 0
+    signatures = engine_signatures()
+    assert signatures["ensembles.engine.cart_grower.grow_cart_tree"] >= 1
+    assert signatures["ensembles.engine.gradient_grower.grow_gradient_tree"] >= 1
