@@ -25,7 +25,7 @@ all codes equal took 280 ns per row instead of 17, half of them zero 112 instead
 
 A large node's rows are cut into fixed chunks that threads sum independently; the chunk sums
 are then added in chunk order, so every bin's sum is the same for any number of threads.
-Rows a few positions ahead are prefetched, every cache line of their codes: a deep node's
+Rows a few positions ahead are prefetched, every cache line of the codes read: a deep node's
 rows are scattered and each gather would otherwise miss (500 features: a row's codes are 8
 lines, and prefetching only the first left a scattered node 1.6x slower per row).
 """
@@ -46,7 +46,7 @@ GRADIENT_CHANNELS = LANES  # g, h, count, 0
 GRADIENT_CHANNEL = 0  # also of every NEWTON statistics row: (g, h, ...)
 HESSIAN_CHANNEL = 1
 COUNT_CHANNEL = 2  # after the statistics, channel n_stats, as in every layout
-CACHE_LINE = 64  # bytes, the codes of 64 features
+CACHE_LINE = 64  # bytes: the codes of 64 features
 PADDING_BINS = 2  # 64 bytes: a feature's histogram still starts on a cache line
 HISTOGRAM_BINS = N_BIN_SLOTS + PADDING_BINS
 
@@ -97,12 +97,15 @@ def build_gradient_histograms(codes, rows, start, stop, stats, features, first_u
     bins[np.uint64(first_used) * feature_stride:np.uint64(last_used) * feature_stride] = 0.0
     first = np.uint64(start)
     end = np.uint64(stop)
-    first_line = first_used if every_column else 0
+    first_column, end_column = first_used, last_used  # the span of a row's codes read
+    if not every_column and last_used > first_used:
+        first_column, end_column = features[first_used], features[last_used - 1] + 1
     for position in range(first, end):
         if position + np.uint64(PREFETCH_DISTANCE) < end:
             ahead = np.uint64(rows[position + np.uint64(PREFETCH_DISTANCE)])
-            for line in range(first_line, last_used, CACHE_LINE):
-                prefetch(codes[ahead], line)
+            for column in range(first_column, end_column, CACHE_LINE):
+                prefetch(codes[ahead], column)
+            prefetch(codes[ahead], max(end_column - 1, 0))  # the span's last line
             prefetch(stats[ahead], 0)
         row = np.uint64(rows[position])
         grad = stats[row, np.uint64(GRADIENT_CHANNEL)]
