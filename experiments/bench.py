@@ -8,7 +8,8 @@ medians. Before it is timed, each worker fits and predicts the same case once on
 WARM_UP_ROWS rows: that first call loads (or compiles) the engine's code, which a sweep or a
 session pays once per process, and is reported apart as `first_call_seconds` (about 1 s for
 ours, from the numba cache). The in-house engine of the first case also runs once against an
-empty numba cache: its `first_call_seconds` is the cold start, compilation included.
+empty numba cache: its `first_call_seconds` is that case's cold start, compilation included;
+the case `cold_start` times the whole warm-up (every estimator) against an empty cache.
 
 Beside time: `fit_memory_over_data_mb` = fit peak RSS - data; `fit_added_mb` = fit peak RSS -
 RSS just before the fit (the data, the interpreter and every library the worker imported are
@@ -123,13 +124,21 @@ CASES = {
     "lab_overhead": Case("bundled", (INHOUSE,),
                          {"lab_overhead_seconds": "median over a sweep's jobs <= 0.3 s"},
                          ("dataset=breast_cancer", "method=random_forest"), "lab_overhead"),
+    "cold_start": Case("bundled", (INHOUSE,),
+                       {"cold_start_seconds": "every estimator's first fit with an empty numba "
+                                              "cache, in total <= 15 s"},
+                       (), "cold_start"),
 }
+SWEEP_TIMED = ("lab_overhead", "cold_start")  # cases measured by a whole program, not workers
+COLD_START_PROGRAM = ("import json, sys; from ensembles.warm import compile_all; "
+                      "print(json.dumps(compile_all(processes=int(sys.argv[1]))))")
 GBT_REFERENCES = ("xgboost", "lightgbm")
 FAST_REFERENCES = {"gbt_depthwise": GBT_REFERENCES, "gbt_lossguide": GBT_REFERENCES,
                    "gbt_depthwise_small": GBT_REFERENCES, "gbt_multiclass": GBT_REFERENCES,
                    "gbt_regression": GBT_REFERENCES, "gbt_wide": GBT_REFERENCES,
                    "random_forest": ("sklearn",), "adaboost": ("sklearn",),
-                   "gbt_predict": ("xgboost",), "gbt_threads": (), "lab_overhead": ()}
+                   "gbt_predict": ("xgboost",), "gbt_threads": (), "lab_overhead": (),
+                   "cold_start": ()}
 
 
 def make_estimator(case: str, engine: str, threads: int, shape: tuple[int, int]):
@@ -274,6 +283,19 @@ def measure_lab_overhead(case: str, args) -> list[dict]:
     return rows
 
 
+def measure_cold_start(case: str, args) -> list[dict]:
+    """`python -m ensembles.warm`'s compilation against an empty numba cache (every estimator,
+    task and GBT loss; the two tree families in two processes, as `make` runs it), in seconds."""
+    with tempfile.TemporaryDirectory() as empty_cache:
+        env = {**thread_environment(args.threads), "NUMBA_CACHE_DIR": empty_cache}
+        stdout = run_child([sys.executable, "-c", COLD_START_PROGRAM, str(min(2, args.threads))],
+                           env, case)
+    row = {"case": case, "engine": INHOUSE, "repeat": 1,
+           "cold_start_seconds": json.loads(stdout.strip().splitlines()[-1])}
+    print(json.dumps(row), flush=True)
+    return [row]
+
+
 def job_overheads(client: MlflowClient, experiment_name: str) -> list[dict]:
     """Per job of the experiment's one sweep, in order: `job_wall_seconds`, from the end of the
     previous job's run (the start of the sweep's run, for the first) to the end of its own, so
@@ -304,13 +326,15 @@ def job_overheads(client: MlflowClient, experiment_name: str) -> list[dict]:
 
 
 def run_benchmark(args) -> pd.DataFrame:
-    """Every case: a sweep for lab_overhead, else rounds of workers, with a cold in-house run
-    for the first such case (unless --no-cold)."""
-    worker_cases = [case for case in args.cases if CASES[case].timed != "lab_overhead"]
+    """Every case: a sweep for lab_overhead, the warm-up program for cold_start, else rounds
+    of workers, with a cold in-house run for the first such case (unless --no-cold)."""
+    worker_cases = [case for case in args.cases if CASES[case].timed not in SWEEP_TIMED]
     rows = []
     for case in args.cases:
         if CASES[case].timed == "lab_overhead":
             rows += measure_lab_overhead(case, args)
+        elif CASES[case].timed == "cold_start":
+            rows += measure_cold_start(case, args)
         else:
             rows += measure_rounds(case, args, cold=case == worker_cases[0] and not args.no_cold)
     return pd.DataFrame(rows)
@@ -318,7 +342,7 @@ def run_benchmark(args) -> pd.DataFrame:
 
 MEDIANS = ["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb", "data_mb",
            "fit_memory_over_data_mb", "fit_added_mb", "score", "job_wall_seconds",
-           "lab_overhead_seconds"]
+           "lab_overhead_seconds", "cold_start_seconds"]
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -396,7 +420,8 @@ def write_results(summary: pd.DataFrame, out_dir: Path, args) -> None:
               "(`repeats`), medians over them of `job_wall_seconds` (from the end of the "
               "previous job's MLflow run to the end of its own) and of "
               "`lab_overhead_seconds` = wall - fit - predict; the sweep's process start-up "
-              "is left out.\n\n")
+              "is left out. `cold_start_seconds`: `python -m ensembles.warm` against an "
+              "empty numba cache.\n\n")
     tables = (f"## Targets\n\n{targets_table(summary).to_markdown(index=False, floatfmt='.3g')}"
               f"\n\n## Medians\n\n{summary.to_markdown(index=False, floatfmt='.3g')}\n")
     (out_dir / "bench.md").write_text(header + tables)
@@ -413,9 +438,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-jobs", type=int, default=10, help="jobs of lab_overhead's sweep")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--out", type=Path, default=REPORTS_OUT)
-    parser.add_argument("--no-cold", action="store_true", help="skip the empty-cache run")
+    parser.add_argument("--no-cold", action="store_true",
+                        help="skip the empty-cache runs (the cold worker and cold_start)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "ENGINE"))
     args = parser.parse_args(argv)
+    if args.no_cold:
+        args.cases = [case for case in args.cases if case != "cold_start"]
+        if not args.cases:
+            parser.error("--no-cold leaves no case to run")
     if args.worker:
         print(json.dumps(run_worker(*args.worker, args.rows, args.features, args.threads)))
         return 0

@@ -88,3 +88,12 @@ def test_the_lab_overhead_is_measured_on_a_real_sweep(tmp_path):
     targets = targets_of(tmp_path)
     assert "median over a sweep's jobs <= 0.3 s" in targets
     assert f"{ours.lab_overhead_seconds:.3g}" in targets
+
+
+def test_the_cold_start_compiles_every_estimator_against_an_empty_cache(tmp_path):
+    main(["--cases", "cold_start", "--out", str(tmp_path)])
+    summary = pd.read_csv(tmp_path / "bench.csv")
+    [ours] = summary.itertuples()
+    assert (ours.case, ours.engine) == ("cold_start", "inhouse")
+    assert ours.cold_start_seconds > 0
+    assert "in total <= 15 s" in (tmp_path / "bench.md").read_text()
