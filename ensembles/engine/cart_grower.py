@@ -166,7 +166,7 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, cate
             if n_node < SORTED_BINS_MAX_ROWS:
                 n_occupied = node_bins(codes, partition, start, stop, f, bins)
             else:
-                n_occupied = occupied_bins(hist[k], n_bins[f], bins)
+                n_occupied = occupied_bins(hist[k], n_bins[f], n_stats, bins)
             if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1 and categorical[f]:
                 set_bits = set_scratch[3]
                 if random_splits:

@@ -80,13 +80,13 @@ def _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, 
 
 
 @njit(cache=True, nogil=True)
-def occupied_bins(hist, n_bins, bins):
-    """bins[:m] = the bins b < n_bins with rows (count > 0), increasing; returns m."""
-    n_stats = hist.shape[1] - 1
+def occupied_bins(hist, n_bins, count_channel, bins):
+    """bins[:m] = the bins b < n_bins with rows (hist[b, count_channel] > 0), increasing;
+    returns m. Used by every histogram layout: CART's (count last) and the gradient trees'."""
     n_occupied = 0
     for b in range(n_bins):
         bins[n_occupied] = b
-        n_occupied += hist[b, n_stats] > 0.0
+        n_occupied += hist[b, count_channel] > 0.0
     return n_occupied
 
 

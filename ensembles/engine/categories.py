@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.cart_histogram import occupied_bins
 from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
 from ensembles.engine.splitting import (
     NEWTON,
@@ -60,17 +61,6 @@ def empty_set_scratch(n_channels):
     """Scratch of one scan: (sorted histogram, order, keys, candidate set)."""
     return (np.zeros((N_BIN_SLOTS, n_channels)), np.zeros(N_BIN_SLOTS, dtype=np.int64),
             np.zeros(N_BIN_SLOTS), np.zeros(SET_WORDS, dtype=np.uint32))
-
-
-@njit(cache=True, nogil=True)
-def _occupied(hist, n_bins, count_channel, order):
-    """The categories (codes < n_bins) with rows at the node, into order[:m]; returns m."""
-    m = 0
-    for c in range(n_bins):
-        if hist[c, count_channel] > 0.0:
-            order[m] = c
-            m += 1
-    return m
 
 
 @njit(cache=True, nogil=True)
@@ -109,7 +99,7 @@ def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
     (gain, missing_left) and leaves the set in scratch[3]; gain -inf when none is admissible.
     bins, scan: best_newton_threshold's scratch."""
     sorted_hist, order, keys, bits = scratch
-    m = _occupied(hist, n_bins, COUNT_CHANNEL, order)
+    m = occupied_bins(hist, n_bins, COUNT_CHANNEL, order)
     for i in range(m):
         c = order[i]
         denominator = hist[c, HESSIAN_CHANNEL] + reg_lambda
@@ -133,7 +123,7 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
     best_gain = -np.inf
     best_missing_left = False
     for k in range(n_orders):
-        m = _occupied(hist, n_bins, n_stats, order)
+        m = occupied_bins(hist, n_bins, n_stats, order)
         for i in range(m):
             c = order[i]
             if criterion == NEWTON:  # g = -w y, h = w: G / H is minus the mean target
@@ -162,7 +152,7 @@ def random_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_w
     set in best_bits; -inf when the node has fewer than two categories."""
     sorted_hist, order, keys, bits = scratch
     n_stats = sums.shape[0] - 1
-    m = _occupied(hist, n_bins, n_stats, order)
+    m = occupied_bins(hist, n_bins, n_stats, order)
     if m < 2:
         return -np.inf, False
     for i in range(m):

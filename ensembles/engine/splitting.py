@@ -17,7 +17,11 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
-from ensembles.engine.cart_histogram import SQUARED_TARGET_CHANNEL, TWO_CLASS_COUNT_CHANNEL
+from ensembles.engine.cart_histogram import (
+    SQUARED_TARGET_CHANNEL,
+    TWO_CLASS_COUNT_CHANNEL,
+    occupied_bins,
+)
 from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
 
 NEWTON = 0
@@ -414,10 +418,7 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
     parent_n = parent[COUNT_CHANNEL]
     has_missing = hist[MISSING_BIN, COUNT_CHANNEL] > 0.0
     last_bin = n_bins if has_missing else n_bins - 1
-    n_occupied = 0
-    for b in range(last_bin):
-        bins[n_occupied] = b
-        n_occupied += hist[b, COUNT_CHANNEL] != 0.0
+    n_occupied = occupied_bins(hist, last_bin, COUNT_CHANNEL, bins)
     n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan)
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
     min_count = max(min_samples_leaf, 1)

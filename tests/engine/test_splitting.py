@@ -126,7 +126,7 @@ def test_two_class_scan_equals_the_generic_scan_bit_for_bit(seed, criterion):
     hist = _histogram(codes, np.eye(2)[y] * weight[:, None])
     parent = hist.sum(axis=0)
     bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
-    n_occupied = occupied_bins(hist, n_bins, bins)
+    n_occupied = occupied_bins(hist, n_bins, 2, bins)
     for min_samples_leaf, min_child_weight in [(1, 0.0), (5, 0.0), (20, 30.0)]:
         scratch = np.zeros((2, 3))
         generic = best_threshold(hist, n_bins, parent, criterion, 0.0, 0.0, min_samples_leaf,
@@ -146,7 +146,7 @@ def test_two_class_scan_keeps_the_first_of_tied_thresholds(criterion):
     hist[2] = [1.0, 1.0, 2.0]
     parent = hist.sum(axis=0)
     bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
-    n_occupied = occupied_bins(hist, 4, bins)
+    n_occupied = occupied_bins(hist, 4, 2, bins)
     gain, threshold_bin, _ = best_two_class_threshold(hist, bins, n_occupied, 4, parent,
                                                       criterion, 1, 0.0,
                                                       np.zeros((8, N_BIN_SLOTS)))

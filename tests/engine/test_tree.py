@@ -110,7 +110,7 @@ def test_drawn_histograms_equal_numpy_sums_in_row_order(n_stats):
         occupied = np.unique(codes[node, features[k]])
         occupied = occupied[occupied != MISSING_BIN]
         bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
-        assert np.array_equal(bins[:occupied_bins(hist[k], 40, bins)], occupied)
+        assert np.array_equal(bins[:occupied_bins(hist[k], 40, n_stats, bins)], occupied)
         bins[:] = 0
         assert np.array_equal(bins[:node_bins(codes, rows, 10, 110, features[k], bins)],
                               occupied)
