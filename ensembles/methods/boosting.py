@@ -8,6 +8,7 @@ Algorithm"; leaf w* = -G / (H + lambda), split gain from the structure score).
 import dataclasses
 
 import numpy as np
+from numba import njit
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -35,8 +36,26 @@ PROBABILITY_TIE = 1e-12
 
 def most_probable(proba: np.ndarray) -> np.ndarray:
     """Index of the most probable class, the first of those within PROBABILITY_TIE of the
-    maximum: classes that tie in exact arithmetic keep one answer whatever the rounding."""
-    return np.argmax(proba >= proba.max(axis=1, keepdims=True) - PROBABILITY_TIE, axis=1)
+    maximum: classes that tie in exact arithmetic keep one answer whatever the rounding.
+    (numpy's row max and argmax over a few columns took an eighth of predicting 1M rows.)"""
+    return _first_near_max(np.ascontiguousarray(proba, dtype=np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _first_near_max(proba):
+    """Per row, the first column >= the row's max - PROBABILITY_TIE (0 for a row with NaN)."""
+    label = np.zeros(proba.shape[0], dtype=np.intp)
+    for i in range(proba.shape[0]):
+        largest = proba[i, 0]
+        for k in range(1, proba.shape[1]):
+            if proba[i, k] > largest or np.isnan(proba[i, k]):  # NaN stays, as in numpy's max
+                largest = proba[i, k]
+        threshold = largest - PROBABILITY_TIE
+        for k in range(proba.shape[1]):
+            if proba[i, k] >= threshold:
+                label[i] = k
+                break
+    return label
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,6 +13,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensembles import GradientBoostingClassifier, GradientBoostingRegressor
+from ensembles.methods.boosting import PROBABILITY_TIE, most_probable
 
 ROUNDS = 50
 PARAM_SETS = [
@@ -279,3 +280,20 @@ def test_missing_values_match_lightgbm_lossguide():
     ours = _ours_lossguide(GradientBoostingRegressor, params, base_score=float(y.mean()))
     reference = _lightgbm(lightgbm.LGBMRegressor, params, X, y)
     assert np.abs(ours.fit(X, y).predict(X) - reference.predict(X)).max() < 1e-4
+
+
+def test_most_probable_is_the_first_class_within_the_tie_of_the_row_max():
+    """most_probable's numba pass against numpy's definition: ties, near ties (within
+    PROBABILITY_TIE), NaN in any column (class 0, as numpy's max and argmax give)."""
+    rng = np.random.default_rng(0)
+    for n_classes in (2, 3, 8):
+        proba = rng.random((5000, n_classes))
+        proba[::7, 1] = proba[::7, 0]
+        proba[::13, -1] = proba[::13].max(axis=1) + PROBABILITY_TIE / 2
+        proba[::11, 0] = np.nan
+        proba[::19, -1] = np.nan
+        expected = np.argmax(proba >= proba.max(axis=1, keepdims=True) - PROBABILITY_TIE, axis=1)
+        np.testing.assert_array_equal(most_probable(proba), expected)
+        np.testing.assert_array_equal(most_probable(proba[:, ::-1]),
+                                      np.argmax(proba[:, ::-1] >= proba.max(axis=1, keepdims=True)
+                                                - PROBABILITY_TIE, axis=1))
