@@ -100,7 +100,7 @@ class BinMapper:
         fitted = [(np.empty(0), np.full(N_BIN_SLOTS, np.nan)) if is_categorical
                   else next(numerical) for is_categorical in self.categorical_]
         self.bin_edges_ = [edges for edges, _ in fitted]
-        self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int32)
+        self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int64)
         for j in np.flatnonzero(self.categorical_):
             self.n_bins_[j] = _category_count(X[:, j], j)
         self.bin_upper_values_ = np.array([upper for _, upper in fitted]).reshape(

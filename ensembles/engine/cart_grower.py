@@ -73,7 +73,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
     hist = np.zeros((n_features, HISTOGRAM_BINS, n_stats + 1))  # padded: 4K aliasing
     left_scratch = np.zeros(n_stats + 1)
     right_scratch = np.zeros(n_stats + 1)
-    feature_order = np.arange(n_features)
+    feature_order = np.arange(n_features).astype(np.int32)  # int32 features, as the GBT's
     bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
     scan = np.zeros((8, N_BIN_SLOTS))
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
@@ -81,11 +81,11 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
 
     node_stop[0] = n_rows
     sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
-    n_nodes = 1
+    n_nodes = np.int64(1)
     n_leaves = 1
     stack_size = 0
-    if _evaluate_node(0, codes, stats, partition, n_bins, bin_upper_values, categorical,
-                      criterion, max_depth, min_samples_split, min_samples_leaf,
+    if _evaluate_node(node_arrays.ROOT, codes, stats, partition, n_bins, bin_upper_values,
+                      categorical, criterion, max_depth, min_samples_split, min_samples_leaf,
                       min_child_weight, max_features, random_splits, node_start, node_stop,
                       node_depth, node_sums, value, best_gain, best_feature, best_bin,
                       best_missing_left, category_bits, hist, left_scratch, right_scratch,
@@ -154,7 +154,7 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, cate
                       min_samples_leaf)
             or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
         return False
-    n_drawn = 0
+    n_drawn = np.int64(0)
     n_scored = 0
     while n_scored < max_features and n_drawn < n_features:
         n_batch = 1 if random_splits else min(max_features - n_scored, n_features - n_drawn)

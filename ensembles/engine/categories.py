@@ -37,7 +37,7 @@ from ensembles.engine.splitting import (
     node_score,
 )
 
-CATEGORY_SET = -1  # threshold_bin of a split on a set of categories
+CATEGORY_SET = np.int64(-1)  # threshold_bin of a split on a set of categories
 SET_WORDS = N_BIN_SLOTS // 32
 
 
@@ -59,7 +59,7 @@ def category_code(x):
 @njit(cache=True, nogil=True)
 def empty_set_scratch(n_channels):
     """Scratch of one scan: (sorted histogram, order, keys, candidate set)."""
-    return (np.zeros((N_BIN_SLOTS, n_channels)), np.zeros(N_BIN_SLOTS, dtype=np.int64),
+    return (np.zeros((N_BIN_SLOTS, n_channels)), np.zeros(N_BIN_SLOTS, dtype=np.int32),
             np.zeros(N_BIN_SLOTS), np.zeros(SET_WORDS, dtype=np.uint32))
 
 

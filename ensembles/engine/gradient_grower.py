@@ -41,7 +41,7 @@ from ensembles.engine.tree import LEAF
 
 DEPTHWISE = 0
 LOSSGUIDE = 1
-MIN_SPLIT_ROWS = 2  # XGBoost has no min_samples_split: only the rows of two children
+MIN_SPLIT_ROWS = np.int64(2)  # XGBoost has no min_samples_split: only the rows of two children
 
 
 @njit(cache=True)
@@ -93,9 +93,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     n_batch = 0
 
     node_stop[0] = n_rows
-    n_nodes = 1
+    n_nodes = np.int64(1)
     n_leaves = 1
-    if node_arrays.may_split(n_rows, 0, max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
+    if node_arrays.may_split(n_rows, node_depth[0], max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
@@ -104,13 +104,14 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             node_sums[0] += pool[node_slot[0], 0, b]
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
-                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable[0], 0,
-                         best_gain, best_feature, best_bin, best_missing_left, category_bits)
+                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable[0],
+                         node_arrays.ROOT, best_gain, best_feature, best_bin, best_missing_left,
+                         category_bits)
         is_open[0] = True
     else:
         sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
 
-    cursor = 0
+    cursor = node_arrays.ROOT
     while True:
         if grow_policy == LOSSGUIDE and n_batch > 0:
             node = -1  # finish the split before choosing the next leaf

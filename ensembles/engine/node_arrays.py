@@ -8,6 +8,11 @@ split (best_gain, best_feature, best_bin, best_missing_left).
 Conventions, the same in both growers: max_depth <= 0 and max_leaves <= 0 mean no limit
 (XGBoost's 0); a node may be split with at least max(min_samples_split,
 2 max(min_samples_leaf, 1)) rows (scikit-learn's rule; each child needs a row).
+
+Kernels pass each other typed integers, never int literals: numba compiles a callee once more
+for every literal argument (`ROOT`, not 0), and a counter that starts from a literal is one at
+first (`n_nodes = np.int64(1)`, not 1). Those extra compilations were a fifth of a cold
+start: 69 s became 56 s on one process (measured).
 """
 
 import numpy as np
@@ -17,6 +22,7 @@ from ensembles.engine.categories import CATEGORY_SET, SET_WORDS
 from ensembles.engine.splitting import improves
 from ensembles.engine.tree import LEAF
 
+ROOT = np.int64(0)  # the root's node id (and depth), typed: see the module docstring
 MAX_DEPTH_BOUND = 30  # a deeper limit bounds nothing: 2^31 leaves exceed any int32 row count
 
 

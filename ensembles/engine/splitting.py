@@ -24,9 +24,9 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
 
-NEWTON = 0
-GINI = 1
-ENTROPY = 2
+NEWTON = np.int64(0)  # typed, as every integer kernels pass each other (node_arrays)
+GINI = np.int64(1)
+ENTROPY = np.int64(2)
 TIE_TOLERANCE = 1e-10
 
 
@@ -136,7 +136,7 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
     n_stats = parent.shape[0] - 1
     parent_score = node_score(parent, n_stats, criterion, reg_lambda, reg_alpha)
     best_gain = -np.inf
-    best_bin = -1
+    best_bin = np.int64(-1)
     best_missing_left = False
     left[:] = 0.0
     last_bin = n_bins if hist[MISSING_BIN, n_stats] > 0.0 else n_bins - 1
@@ -167,8 +167,8 @@ def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, 
     largest b with upper_values[b] <= u. Returns (gain, b, missing_left) as best_threshold.
     """
     n_stats = parent.shape[0] - 1
-    low_bin = -1
-    high_bin = -1
+    low_bin = np.int64(-1)
+    high_bin = np.int64(-1)
     for b in range(n_bins):
         if hist[b, n_stats] > 0.0:
             high_bin = b

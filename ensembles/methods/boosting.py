@@ -215,15 +215,17 @@ class NewtonBoosting:
         """raw += the round's combined tree outputs on binned `codes`. grown = (columns,
         partitions) of the training rows: a tree grown on every row reads its rows' leaves
         from its partition instead of walking the tree. A round of one output is added in
-        place (its combination is itself)."""
-        update = raw if len(round_trees) == 1 else np.zeros((codes.shape[0], len(round_trees)))
+        place (its combination is itself). Each tree adds into a C-contiguous (rows, 1) block
+        (update[k]): one numba specialization for every round, and no strided writes."""
+        update = raw[None] if len(round_trees) == 1 else np.zeros(
+            (len(round_trees), codes.shape[0], 1))
         for k, tree in enumerate(round_trees):
             if grown is not None and len(grown[1][k][0]) == codes.shape[0]:
-                tree.add_by_partition(*grown[1][k], grown[0], update[:, k:k + 1])
+                tree.add_by_partition(*grown[1][k], grown[0], update[k])
             else:
-                tree.add_binned(codes, update[:, k:k + 1])
-        if update is not raw:
-            raw += self._combine_round(update)
+                tree.add_binned(codes, update[k])
+        if len(round_trees) > 1:
+            raw += self._combine_round(update[:, :, 0].T)
 
     def _refit_leaves(self, tree, loss, codes, y, raw, weight, rows):
         """MART's line search per leaf: value = eta * argmin_c sum l(y, F + c) over the rows of
@@ -251,11 +253,11 @@ class NewtonBoosting:
     def _raw_predict(self, X):
         check_is_fitted(self, "trees_")
         X = validate_prediction_data(self, X)
-        total = np.zeros((X.shape[0], len(self.init_raw_)))
+        total = np.zeros((len(self.init_raw_), X.shape[0], 1))  # C-contiguous per output
         with engine_threads(self.n_jobs):
-            for k in range(total.shape[1]):
-                self._packed_output(k).add_to(X, total[:, k:k + 1])
-        return self.init_raw_ + self._combine_round(total)
+            for k in range(total.shape[0]):
+                self._packed_output(k).add_to(X, total[k])
+        return self.init_raw_ + self._combine_round(total[:, :, 0].T)
 
     def _packed_output(self, k: int):
         """The trees of output k, packed for prediction (packing.packed_trees)."""

@@ -1,6 +1,8 @@
 """The warm-up a new worker runs before its first job fits every estimator and every GBT loss,
 so that no job's fit_seconds includes compiling a kernel."""
 
+import json
+import subprocess
 import sys
 
 import numpy as np
@@ -57,3 +59,29 @@ def test_two_processes_compile_both_families_and_this_one_loads_every_kernel():
     signatures = engine_signatures()
     assert signatures["ensembles.engine.cart_grower.grow_cart_tree"] >= 1
     assert signatures["ensembles.engine.gradient_grower.grow_gradient_tree"] >= 1
+
+
+SIGNATURES_AFTER_WARM_UP = """
+import json, sys
+from numba.core.registry import CPUDispatcher
+from ensembles.warm import compile_fits
+compile_fits()
+print(json.dumps({f"{name}.{attribute}": [str(s) for s in value.signatures]
+                  for name, module in list(sys.modules.items()) if name.startswith("ensembles")
+                  for attribute, value in vars(module).items()
+                  if isinstance(value, CPUDispatcher) and len(value.signatures) > 1}))
+"""
+
+
+def test_every_engine_kernel_is_compiled_for_one_signature():
+    """numba compiles a kernel again for each int literal it is called with and each other
+    array layout (node_arrays: a fifth of a cold start). After the warm-up in a fresh process
+    only loss kernels hold two signatures, and those differ in the weights only: unit weights
+    (a read-only broadcast) and given ones."""
+    done = subprocess.run([sys.executable, "-c", SIGNATURES_AFTER_WARM_UP], capture_output=True,
+                          text=True, check=True)
+    several = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {name.rsplit(".", 1)[0] for name in several} == {"ensembles.losses"}
+    for name, signatures in several.items():
+        unit, given = "Array(float64, 1, 'A', True", "Array(float64, 1, 'C', False"
+        assert any(unit in s for s in signatures) and any(given in s for s in signatures), name
