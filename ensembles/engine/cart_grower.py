@@ -64,9 +64,9 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
      node_depth) = node_arrays.empty_nodes(capacity)
     (is_open, best_gain, best_feature, best_bin,
      best_missing_left) = node_arrays.empty_open_nodes(capacity)
-    value = np.zeros((capacity, n_outputs))
-    node_sums = np.zeros((capacity, n_stats + 1))
-    stack = np.zeros(capacity, dtype=np.int32)
+    value = np.empty((capacity, n_outputs))  # set as each node is made (node_arrays.empty_nodes)
+    node_sums = np.empty((capacity, n_stats + 1))
+    stack = np.empty(capacity, dtype=np.int32)
 
     partition = rows.copy()
     scratch = np.empty_like(partition)
@@ -110,8 +110,8 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
 
         _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
                     missing_left, left_child, right_child, gain, node_start, node_stop,
-                    node_depth, node_sums, best_gain, best_feature, best_bin, best_missing_left,
-                    category_bits)
+                    node_depth, node_sums, is_open, best_gain, best_feature, best_bin,
+                    best_missing_left, category_bits)
         left_id = n_nodes
         right_id = n_nodes + 1
         n_nodes += 2
@@ -196,7 +196,8 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, cate
 @njit(cache=True, nogil=True)
 def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
                 missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
-                node_sums, best_gain, best_feature, best_bin, best_missing_left, category_bits):
+                node_sums, is_open, best_gain, best_feature, best_bin, best_missing_left,
+                category_bits):
     """Apply the node's best split: partition its rows, summing the left child's statistics,
     then record the split and its children (node_arrays.record_split)."""
     start = node_start[node]
@@ -209,7 +210,8 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
     node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
                              left_child, right_child, gain, node_start, node_stop, node_depth,
-                             best_gain, best_feature, best_bin, best_missing_left)
+                             is_open, best_gain, best_feature, best_bin, best_missing_left,
+                             category_bits)
 
 
 @njit(cache=True, nogil=True)

@@ -161,7 +161,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         n_right = node_stop[node] - node_start[node] - n_left
         node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
                                  left_child, right_child, gain, node_start, node_stop, node_depth,
-                                 best_gain, best_feature, best_bin, best_missing_left)
+                                 is_open, best_gain, best_feature, best_bin, best_missing_left,
+                                 category_bits)
         n_nodes += 2
         n_leaves += 1
         leaves_left = max_leaves <= 0 or n_leaves < max_leaves

@@ -41,21 +41,50 @@ def max_leaf_count(n_rows, max_depth, max_leaves):
 @njit(cache=True, nogil=True)
 def empty_nodes(capacity):
     """(feature, threshold_bin, missing_left, left_child, right_child, gain, node_start,
-    node_stop, node_depth) for capacity nodes, every one a leaf."""
-    return (np.full(capacity, LEAF, dtype=np.int32), np.zeros(capacity, dtype=np.int32),
-            np.zeros(capacity, dtype=np.bool_), np.full(capacity, LEAF, dtype=np.int32),
-            np.full(capacity, LEAF, dtype=np.int32), np.zeros(capacity),
-            np.zeros(capacity, dtype=np.int32), np.zeros(capacity, dtype=np.int32),
-            np.zeros(capacity, dtype=np.int32))
+    node_stop, node_depth) for capacity nodes. Only the root is set (a leaf at depth 0, rows
+    0..0); record_split sets each child it makes, so a tree touches the memory of its own
+    nodes only (a forest tree of 11k nodes has room for 101k: filling every entry cost 15 MB of
+    a forest fit's peak)."""
+    arrays = (np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
+              np.empty(capacity, dtype=np.bool_), np.empty(capacity, dtype=np.int32),
+              np.empty(capacity, dtype=np.int32), np.empty(capacity),
+              np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
+              np.empty(capacity, dtype=np.int32))
+    feature, threshold_bin, missing_left, left_child, right_child, gain = arrays[:6]
+    _make_leaf(ROOT, feature, threshold_bin, missing_left, left_child, right_child, gain)
+    node_start, node_stop, node_depth = arrays[6:]
+    node_start[ROOT] = node_stop[ROOT] = node_depth[ROOT] = 0
+    return arrays
 
 
 @njit(cache=True, nogil=True)
 def empty_open_nodes(capacity):
-    """(is_open, best_gain, best_feature, best_bin, best_missing_left): no node open, no
-    split found (gain -inf, feature -1)."""
-    return (np.zeros(capacity, dtype=np.bool_), np.full(capacity, -np.inf),
-            np.full(capacity, -1, dtype=np.int32), np.zeros(capacity, dtype=np.int32),
-            np.zeros(capacity, dtype=np.bool_))
+    """(is_open, best_gain, best_feature, best_bin, best_missing_left), set for the root only
+    (empty_nodes): not open, no split found."""
+    arrays = (np.empty(capacity, dtype=np.bool_), np.empty(capacity),
+              np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
+              np.empty(capacity, dtype=np.bool_))
+    _close(ROOT, *arrays)
+    return arrays
+
+
+@njit(cache=True, nogil=True)
+def _make_leaf(node, feature, threshold_bin, missing_left, left_child, right_child, gain):
+    """Node `node` is a leaf: no split, no children."""
+    feature[node] = left_child[node] = right_child[node] = LEAF
+    threshold_bin[node] = 0
+    missing_left[node] = False
+    gain[node] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _close(node, is_open, best_gain, best_feature, best_bin, best_missing_left):
+    """Node `node` is not open and has no split found (gain -inf, feature -1)."""
+    is_open[node] = False
+    best_gain[node] = -np.inf
+    best_feature[node] = -1
+    best_bin[node] = 0
+    best_missing_left[node] = False
 
 
 @njit(cache=True, nogil=True)
@@ -89,11 +118,11 @@ def largest_gain_open_node(is_open, best_gain, n_nodes):
 
 @njit(cache=True, nogil=True)
 def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, best_gain, best_feature,
-                 best_bin, best_missing_left):
+                 right_child, gain, node_start, node_stop, node_depth, is_open, best_gain,
+                 best_feature, best_bin, best_missing_left, category_bits):
     """Record the node's best split (its rows already partitioned, n_left going left) and
-    create its children as nodes n_nodes (left) and n_nodes + 1 (right) with their rows and
-    depth."""
+    create its children as nodes n_nodes (left) and n_nodes + 1 (right): closed leaves with
+    their rows, depth and an empty category set."""
     start = node_start[node]
     left_id = n_nodes
     right_id = n_nodes + 1
@@ -108,6 +137,11 @@ def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, le
     node_start[right_id] = start + n_left
     node_stop[right_id] = node_stop[node]
     node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
+    for child in (left_id, right_id):
+        _make_leaf(child, feature, threshold_bin, missing_left, left_child, right_child, gain)
+        _close(child, is_open, best_gain, best_feature, best_bin, best_missing_left)
+        if category_bits.shape[0] > 1:
+            category_bits[child] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -126,9 +160,12 @@ def grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_
 
 @njit(cache=True, nogil=True)
 def empty_category_sets(capacity, categorical):
-    """A category set per node when some feature is categorical, else one unused row."""
+    """A category set per node when some feature is categorical, else one unused row; the
+    root's is empty, and record_split empties each child's (empty_nodes)."""
     n_rows = capacity if np.any(categorical) else 1
-    return np.zeros((n_rows, SET_WORDS), dtype=np.uint32)
+    bits = np.empty((n_rows, SET_WORDS), dtype=np.uint32)
+    bits[ROOT] = 0
+    return bits
 
 
 @njit(cache=True, nogil=True)

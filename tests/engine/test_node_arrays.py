@@ -2,12 +2,14 @@
 
 import numpy as np
 import pytest
+from numba import njit
 
 from ensembles.engine.binning import BinMapper
 from ensembles.engine.cart_grower import grow_cart_tree
 from ensembles.engine.gradient_grower import DEPTHWISE, gradient_workspace, grow_gradient_tree
 from ensembles.engine.node_arrays import max_leaf_count, may_split
 from ensembles.engine.splitting import GINI
+from ensembles.engine.tree import LEAF
 
 
 @pytest.mark.parametrize(("n_rows", "depth", "max_depth", "min_samples_split",
@@ -79,3 +81,29 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
     assert min(n for n, left in zip(zero[7], zero[3], strict=True) if left < 0) >= 1
     for a, b in zip(zero, one, strict=True):
         assert np.array_equal(a, b)
+
+
+@njit
+def _scribble(n_bytes):
+    """Allocate, fill and free n_bytes in numba's allocator, so that the next uninitialised
+    arrays likely reuse dirty memory."""
+    junk = np.empty(n_bytes, dtype=np.uint8)
+    junk[:] = 0xA5
+    return junk.sum()
+
+
+def test_node_arrays_hold_only_set_entries_although_they_start_uninitialised():
+    """empty_nodes leaves every entry but the root unset and record_split sets each child: a
+    tree grown over dirty memory equals one grown before it, and each leaf is a plain leaf
+    (no feature, no children, bin 0, no gain)."""
+    first = _cart(0, 1)
+    _scribble(1 << 24)
+    second = _cart(0, 1)
+    for a, b in zip(first, second, strict=True):
+        assert np.array_equal(a, b)
+    feature, threshold_bin, missing_left, left, right, _, gain = second[:7]
+    leaves = feature == LEAF
+    assert 2 * leaves.sum() - 1 == len(feature) > 2 ** 4
+    assert (left[leaves] == LEAF).all() and (right[leaves] == LEAF).all()
+    assert (threshold_bin[leaves] == 0).all() and not missing_left[leaves].any()
+    assert (gain[leaves] == 0.0).all()
