@@ -64,7 +64,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
      node_depth) = node_arrays.empty_nodes(capacity)
     (is_open, best_gain, best_feature, best_bin,
      best_missing_left) = node_arrays.empty_open_nodes(capacity)
-    value = np.empty((capacity, n_outputs))  # set as each node is made (node_arrays.empty_nodes)
+    value = np.empty((capacity, n_outputs))  # written as each node is evaluated
     node_sums = np.empty((capacity, n_stats + 1))
     stack = np.empty(capacity, dtype=np.int32)
 
@@ -73,7 +73,7 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
     hist = np.zeros((n_features, HISTOGRAM_BINS, n_stats + 1))  # padded: 4K aliasing
     left_scratch = np.zeros(n_stats + 1)
     right_scratch = np.zeros(n_stats + 1)
-    feature_order = np.arange(n_features).astype(np.int32)  # int32 features, as the GBT's
+    feature_order = np.arange(n_features).astype(np.int32)  # as the gradient trees' features
     bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
     scan = np.zeros((8, N_BIN_SLOTS))
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
