@@ -26,6 +26,7 @@ from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.categories import CATEGORY_SET, best_newton_set, empty_set_scratch, set_sums
 from ensembles.engine.histogram import (
+    CHUNK_ROWS,
     COUNT_CHANNEL,
     GRADIENT_CHANNELS,
     HESSIAN_CHANNEL,
@@ -41,6 +42,7 @@ from ensembles.engine.tree import LEAF
 
 DEPTHWISE = 0
 LOSSGUIDE = 1
+INITIAL_SLOTS = 64  # histogram slots a fit starts with: a depth-6 tree's 32 open leaves, and more
 MIN_SPLIT_ROWS = np.int64(2)  # XGBoost has no min_samples_split: only the rows of two children
 
 
@@ -59,7 +61,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     categories (categories). The work runs on
     numba's current threads; the tree does not depend on their number. workspace: the
     histogram buffers (gradient_workspace), reused by every tree of a fit.
-    Returns (node arrays (see tree.Tree), partition, node_start): the rows of node i are
+    Returns (node arrays (see tree.Tree), partition, node_start, workspace): the workspace to
+    pass to the next tree (its pool grown if this tree needed more slots); the rows of node i are
     partition[node_start[i]:node_start[i] + n_samples[i]], so the training rows' leaves are
     known without a prediction pass. A split whose children cannot split (the last level) does
     not partition its rows: its children's node_start is -1, and its own rows are routed by
@@ -83,7 +86,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
 
     pool, chunk_pool = workspace
-    if pool.shape[0] < leaf_bound or pool.shape[1] != n_used:
+    if pool.shape[1] != n_used or chunk_pool.shape[0] < n_rows // CHUNK_ROWS:
         raise ValueError("the workspace was made for fewer rows or other features")
     free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
     n_free = pool.shape[0]
@@ -96,6 +99,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     n_nodes = np.int64(1)
     n_leaves = 1
     if node_arrays.may_split(n_rows, node_depth[0], max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
+        pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
@@ -172,6 +176,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             n_right, node_depth[right_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
         if node_may_split[left_id] or node_may_split[right_id]:
             smaller, larger = (left_id, right_id) if n_left <= n_right else (right_id, left_id)
+            pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
             n_free -= 1
             node_slot[smaller] = free_slots[n_free]
             node_slot[larger] = slot
@@ -192,16 +197,33 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         left = left_child[node]
         if left != LEAF and not (node_may_split[left] or node_may_split[left + 1]):
             rows_start[left] = rows_start[right_child[node]] = -1
-    return arrays, partition, rows_start
+    return arrays, partition, rows_start, (pool, chunk_pool)
 
 
 @njit(cache=True)
 def gradient_workspace(n_rows, n_used, max_depth, max_leaves):
     """The histogram buffers of growing trees of at most n_rows rows and n_used features:
-    a slot per possible leaf and the chunk buffers. Allocated once per fit: a fresh 4 MiB
+    slots for the open leaves (a slot per possible leaf, at most INITIAL_SLOTS: the pool
+    doubles when a tree needs more, _with_free_slot) and the chunk buffers. Allocated once per
+    fit, and passed from tree to tree as grow_gradient_tree returns it: a fresh 4 MiB
     histogram per node of 500 features was a page fault per 4 KiB (a third of a wide fit)."""
-    return (empty_histograms(node_arrays.max_leaf_count(n_rows, max_depth, max_leaves), n_used),
-            empty_chunk_histograms(n_rows, n_used))
+    n_slots = min(node_arrays.max_leaf_count(n_rows, max_depth, max_leaves), INITIAL_SLOTS)
+    return empty_histograms(n_slots, n_used), empty_chunk_histograms(n_rows, n_used)
+
+
+@njit(cache=True)
+def _with_free_slot(pool, free_slots, n_free):
+    """(pool, free_slots, n_free) with at least one free slot: when every slot is taken, a
+    pool twice as large holding the same slots, the new ones free. (A pool sized for every
+    possible leaf was 185 GB for depth 20 on 800k rows; a deep tree's open leaves are few.)"""
+    if n_free > 0:
+        return pool, free_slots, n_free
+    n_slots = pool.shape[0]
+    grown = np.empty((2 * n_slots, pool.shape[1], pool.shape[2], pool.shape[3]))
+    grown[:n_slots] = pool
+    grown_free = np.arange(2 * n_slots - 1, n_slots - 1, -1).astype(np.int32)
+    grown_free = np.concatenate((grown_free, np.empty(n_slots, dtype=np.int32)))
+    return grown, grown_free, n_slots
 
 
 @njit(cache=True, nogil=True)

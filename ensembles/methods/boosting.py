@@ -178,7 +178,7 @@ class NewtonBoosting:
             round_trees, partitions = [], []
             for k in range(n_outputs):
                 keep_rows = loss.refits_leaves or k + 1 < n_outputs  # the grower reorders them
-                arrays, partition, node_start = grow_gradient_tree(
+                arrays, partition, node_start, workspace = grow_gradient_tree(
                     codes, columns, stats[k], rows.copy() if keep_rows else rows,
                     self._bin_mapper.n_bins_, self._bin_mapper.categorical_, features,
                     GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,

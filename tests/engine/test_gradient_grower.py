@@ -1,14 +1,19 @@
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
+from ensembles import GradientBoostingClassifier
 from ensembles.engine.binning import BinMapper
 from ensembles.engine.gradient_grower import (
     DEPTHWISE,
+    INITIAL_SLOTS,
     LOSSGUIDE,
     gradient_workspace,
     grow_gradient_tree,
 )
-from ensembles.engine.tree import PARTITION_BLOCK, Tree
+from ensembles.engine.histogram import empty_histograms
+from ensembles.engine.node_arrays import max_leaf_count
+from ensembles.engine.tree import LEAF, PARTITION_BLOCK, Tree
 
 
 @pytest.mark.parametrize(("grow_policy", "max_depth", "max_leaves"),
@@ -26,7 +31,7 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     bin_mapper = BinMapper(64).fit(X)
     codes = bin_mapper.transform(X, order="C")
     columns = np.asfortranarray(codes)
-    arrays, partition, node_start = grow_gradient_tree(
+    arrays, partition, node_start, _ = grow_gradient_tree(
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
         bin_mapper.categorical_, np.arange(4, dtype=np.int32), grow_policy, max_depth,
         max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0,
@@ -40,3 +45,43 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     by_partition = np.full((n_rows, 1), 0.5)
     tree.add_by_partition(partition, node_start, columns, by_partition)
     assert np.array_equal(by_partition, 0.5 + tree.predict_binned(codes))
+
+
+@pytest.mark.parametrize("grow_policy", [DEPTHWISE, LOSSGUIDE])
+def test_the_histogram_pool_grows_when_a_tree_has_more_open_leaves_than_slots(grow_policy):
+    """A workspace starts with at most INITIAL_SLOTS slots. A tree with more open leaves than
+    slots doubles the pool (here from 2), returns it for the next tree, and is the same tree
+    as one grown with room for every leaf from the start."""
+    rng = np.random.default_rng(8)
+    n_rows = 6000
+    X = rng.normal(size=(n_rows, 5))
+    stats = np.column_stack([np.sin(4 * X[:, 0]) * X[:, 1] + rng.normal(size=n_rows),
+                             np.ones(n_rows)])
+    bin_mapper = BinMapper(255).fit(X)
+    codes = bin_mapper.transform(X, order="C")
+    max_depth, max_leaves = (12, 0) if grow_policy == DEPTHWISE else (0, 600)
+
+    def grow(workspace):
+        arrays, _, _, workspace = grow_gradient_tree(
+            codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
+            bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(5, dtype=np.int32),
+            grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
+        return arrays, workspace
+
+    workspace = gradient_workspace(n_rows, 5, max_depth, max_leaves)
+    assert len(workspace[0]) == INITIAL_SLOTS < max_leaf_count(n_rows, max_depth, max_leaves)
+    grown, returned = grow((empty_histograms(2, 5), workspace[1]))  # it doubles a few times
+    assert len(returned[0]) >= 16
+    roomy = (empty_histograms(max_leaf_count(n_rows, max_depth, max_leaves), 5), workspace[1])
+    for a, b in zip(grown, grow(roomy)[0], strict=True):
+        assert np.array_equal(a, b)
+    assert (grown[0] == LEAF).sum() > 100
+
+
+def test_a_depth_20_gbt_fits_on_200k_rows():
+    """A slot per possible leaf (min(rows, 2^20)) was 46 GB of histograms here, and the fit
+    failed with MemoryError where XGBoost's takes a second."""
+    X, y = make_classification(n_samples=200_000, n_features=28, random_state=0)
+    model = GradientBoostingClassifier(n_estimators=2, max_depth=20).fit(X, y)
+    assert max(tree.depth for round_trees in model.trees_ for tree in round_trees) > 12
+    assert model.score(X, y) > 0.9

@@ -70,7 +70,7 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
         stats = np.column_stack([0.5 - y, np.full(len(y), 0.25)])
 
         def grow(min_samples_leaf):
-            arrays, _, _ = grow_gradient_tree(
+            arrays, _, _, _ = grow_gradient_tree(
                 codes, np.asfortranarray(codes), stats, np.arange(len(y), dtype=np.int32),
                 bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(3, dtype=np.int32),
                 DEPTHWISE, 6, 0, 0.0, 0.0,
