@@ -79,10 +79,15 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
      node_depth) = node_arrays.empty_nodes(capacity)
     (is_open, best_gain, best_feature, best_bin,
      best_missing_left) = node_arrays.empty_open_nodes(capacity)
-    node_sums = np.zeros((capacity, n_channels))
-    node_slot = np.full(capacity, -1, dtype=np.int32)
-    node_may_split = np.zeros(capacity, dtype=np.bool_)
-    usable = np.ones((capacity if node_feature_fraction < 1.0 else 1, n_used), dtype=np.bool_)
+    # per-node arrays are written as nodes are made (node_arrays.empty_nodes): deep trees on
+    # many rows have room for millions of nodes and make thousands
+    node_sums = np.empty((capacity, n_channels))
+    node_sums[0] = 0.0
+    node_slot = np.empty(capacity, dtype=np.int32)
+    node_slot[0] = -1
+    node_may_split = np.empty(capacity, dtype=np.bool_)
+    usable = (np.empty((capacity, n_used), dtype=np.bool_) if node_feature_fraction < 1.0
+              else np.ones((1, n_used), dtype=np.bool_))  # drawn for each node that may split
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
 
     pool, chunk_pool = workspace
@@ -169,6 +174,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                                  category_bits)
         n_nodes += 2
         n_leaves += 1
+        node_slot[left_id] = node_slot[right_id] = -1
         leaves_left = max_leaves <= 0 or n_leaves < max_leaves
         node_may_split[left_id] = leaves_left and node_arrays.may_split(
             n_left, node_depth[left_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
