@@ -93,7 +93,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     pool, chunk_pool = workspace
     if pool.shape[1] != n_used or chunk_pool.shape[0] < n_rows // CHUNK_ROWS:
         raise ValueError("the workspace was made for fewer rows or other features")
-    free_slots = np.arange(pool.shape[0] - 1, -1, -1).astype(np.int32)
+    free_slots = _free_slot_stack(np.int64(0), pool.shape[0])  # typed: node_arrays
     n_free = pool.shape[0]
     partition = rows
     scratch = np.empty_like(partition)
@@ -227,9 +227,16 @@ def _with_free_slot(pool, free_slots, n_free):
     n_slots = pool.shape[0]
     grown = np.empty((2 * n_slots, pool.shape[1], pool.shape[2], pool.shape[3]))
     grown[:n_slots] = pool
-    grown_free = np.arange(2 * n_slots - 1, n_slots - 1, -1).astype(np.int32)
-    grown_free = np.concatenate((grown_free, np.empty(n_slots, dtype=np.int32)))
-    return grown, grown_free, n_slots
+    return grown, _free_slot_stack(n_slots, 2 * n_slots), n_slots
+
+
+@njit(cache=True)
+def _free_slot_stack(first, n_slots):
+    """The stack of free slots of a pool of n_slots: slots first..n_slots-1 free, the lowest
+    on top (taken first), room for every slot."""
+    stack = np.empty(n_slots, dtype=np.int32)
+    stack[:n_slots - first] = np.arange(n_slots - 1, first - 1, -1)
+    return stack
 
 
 @njit(cache=True, nogil=True)
