@@ -11,7 +11,10 @@ import numpy as np
 from numba import njit, prange
 from scipy.special import expit, logit, softmax
 
+from ensembles.engine.vector_exp import vector_exp
+
 HESSIAN_FLOOR = 1e-16
+ROW_BLOCK = 1 << 14  # rows per parallel item of the per-row kernels
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
@@ -213,13 +216,12 @@ class LogisticLoss(Loss):
         return np.full(n_outputs, logit(base_score))
 
     def gradient_hessian(self, y, raw):
-        grad = np.empty_like(raw)
-        hess = np.empty_like(raw)
-        _logistic_gradient_hessian(y, raw[:, 0], np.ones(len(y)), grad[:, 0], hess[:, 0])
-        return grad, hess
+        stats = np.empty((len(y), 2))
+        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), np.broadcast_to(1.0, len(y)), stats)
+        return stats[:, :1], stats[:, 1:]
 
     def weighted_stats(self, y, raw, weight, out):
-        _logistic_gradient_hessian(y, raw[:, 0], weight, out[0, :, 0], out[0, :, 1])
+        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), weight, out[0])
 
     def loss(self, y, raw, weight):
         return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
@@ -229,14 +231,39 @@ class LogisticLoss(Loss):
         return np.column_stack([1.0 - p, p])
 
 
-@njit(cache=True, parallel=True)
-def _logistic_gradient_hessian(y, raw, weight, grad, hess):
-    """grad = w (p - y), hess = w max(p (1 - p), HESSIAN_FLOOR) with p = 1 / (1 + exp(-raw)),
-    in one pass (numpy's version makes four temporaries: a tenth of a round at 800k rows)."""
-    for i in prange(raw.shape[0]):
-        p = 1.0 / (1.0 + np.exp(-raw[i]))
-        grad[i] = (p - y[i]) * weight[i]
-        hess[i] = max(p * (1.0 - p), HESSIAN_FLOOR) * weight[i]
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _logistic_pair(raw, y):
+    """(p - y, max(p (1 - p), HESSIAN_FLOOR)) with p = 1 / (1 + exp(-raw))."""
+    p = 1.0 / (1.0 + vector_exp(-raw))
+    return p - y, max(p * (1.0 - p), HESSIAN_FLOOR)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _logistic_stats(y, raw, weight, stats):
+    """stats[i] = w_i _logistic_pair(raw_i, y_i), blocks of ROW_BLOCK rows in parallel.
+
+    Written so that LLVM vectorizes the loops (800k rows: 1.0 ms against 3.6, measured):
+    numba's np.exp is a C library call per row (vector_exp is not); a 2-d index or a signed
+    counter adds a test per row that stops the vectorizer (the pairs are written through the
+    flat view, with unsigned indices); so does a read with a stride numba does not know, as
+    broadcast unit weights have (stride 0: read once)."""
+    pairs = stats.reshape(-1)
+    broadcast = weight.strides[0] == 0
+    n_rows = raw.shape[0]
+    for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
+        first = np.uint64(block * ROW_BLOCK)
+        stop = np.uint64(min(block * ROW_BLOCK + ROW_BLOCK, n_rows))
+        if broadcast:
+            row_weight = weight[0]
+            for i in range(first, stop):
+                grad, hess = _logistic_pair(raw[i], y[i])
+                pairs[np.uint64(2) * i] = grad * row_weight
+                pairs[np.uint64(2) * i + np.uint64(1)] = hess * row_weight
+        else:
+            for i in range(first, stop):
+                grad, hess = _logistic_pair(raw[i], y[i])
+                pairs[np.uint64(2) * i] = grad * weight[i]
+                pairs[np.uint64(2) * i + np.uint64(1)] = hess * weight[i]
 
 
 @njit(cache=True, parallel=True)

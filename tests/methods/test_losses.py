@@ -3,8 +3,9 @@ loss itself: g = dl/dF and h = d2l/dF2 (the diagonal for softmax)."""
 
 import numpy as np
 import pytest
+import scipy.special
 
-from ensembles.losses import LogisticLoss, SoftmaxLoss, SquaredLoss
+from ensembles.losses import HESSIAN_FLOOR, ROW_BLOCK, LogisticLoss, SoftmaxLoss, SquaredLoss
 
 STEP = 1e-4
 
@@ -34,3 +35,22 @@ def test_weighted_stats_are_weighted_derivatives_of_the_loss(loss, n_outputs):
         np.testing.assert_allclose(out[k, :, 0], weight * (up - down) / (2 * STEP), atol=1e-7)
         np.testing.assert_allclose(out[k, :, 1], weight * (up - 2 * mid + down) / STEP**2,
                                    atol=1e-5)
+
+
+def test_logistic_stats_match_numpy_with_broadcast_and_given_weights():
+    """Both weight paths of the vectorized kernel, on blocks of rows and a partial last one,
+    against numpy's closed form (raw far out too: p is then exactly 0 or 1)."""
+    rng = np.random.default_rng(1)
+    n = 3 * ROW_BLOCK + 17
+    raw = 4.0 * rng.normal(size=(n, 1))
+    raw[:4, 0] = [800.0, -800.0, 40.0, -40.0]
+    y = rng.integers(0, 2, n)
+    p = scipy.special.expit(raw[:, 0])
+    given = rng.uniform(0.5, 2.0, n)
+    for weight in (np.broadcast_to(1.0, n), given):
+        out = np.empty((1, n, 2))
+        LogisticLoss().weighted_stats(y, raw, weight, out)
+        np.testing.assert_allclose(out[0, :, 0], (p - y) * weight, rtol=1e-14,
+                                   atol=1e-15)  # p within 2 units of 1.0 where y = 1
+        np.testing.assert_allclose(out[0, :, 1], np.maximum(p * (1 - p), HESSIAN_FLOOR) * weight,
+                                   rtol=1e-14, atol=1e-15)
