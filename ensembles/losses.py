@@ -17,6 +17,16 @@ HESSIAN_FLOOR = 1e-16
 ROW_BLOCK = 1 << 14  # rows per parallel item of the per-row kernels
 
 
+def kernel_weights(weight: np.ndarray):
+    """(weights, per_row) as the fused kernels take them: C-contiguous and writeable, so that
+    each kernel compiles for one signature (unit weights are a read-only broadcast of one
+    float), and a broadcast as its one value with per_row False. A read with a stride numba
+    does not know (a broadcast's is 0) also stops LLVM from vectorizing a loop."""
+    if weight.strides[0] == 0:
+        return np.array(weight[:1]), False
+    return np.require(weight, requirements=["C", "W"]), True
+
+
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
     """The smallest value whose cumulative weight reaches q of the total (inverted CDF)."""
     return float(np.quantile(values, q, weights=weights, method="inverted_cdf"))
@@ -51,7 +61,8 @@ class Loss:
         """out[k, i] = (w_i g_ik, w_i h_ik): the per-row statistics of output k's tree
         (out: (n_outputs, n_samples, 2)); gradient and hessian are not held afterwards."""
         grad, hess = self.gradient_hessian(y, raw)
-        _fill_weighted_stats(grad, hess, weight, out)
+        _fill_weighted_stats(np.ascontiguousarray(grad), np.ascontiguousarray(hess),
+                             *kernel_weights(weight), out)  # C order: one signature
 
     def loss(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> float:
         """Weighted mean loss (the validation score of early stopping)."""
@@ -79,7 +90,8 @@ class SquaredLoss(Loss):
         return raw - y.reshape(len(y), -1), np.ones_like(raw)
 
     def weighted_stats(self, y, raw, weight, out):
-        _squared_weighted_stats(y.reshape(len(y), -1), raw, weight, out)
+        _squared_weighted_stats(y.reshape(len(y), -1), np.ascontiguousarray(raw),
+                                *kernel_weights(weight), out)  # C order: one signature
 
     def loss(self, y, raw, weight):
         residual = y.reshape(len(y), -1) - raw
@@ -87,12 +99,14 @@ class SquaredLoss(Loss):
 
 
 @njit(cache=True, parallel=True)
-def _squared_weighted_stats(y, raw, weight, out):
-    """out[k, i] = (w_i (F_ik - y_ik), w_i), in one pass over the rows."""
+def _squared_weighted_stats(y, raw, weight, per_row, out):
+    """out[k, i] = (w_i (F_ik - y_ik), w_i), in one pass over the rows (weights:
+    kernel_weights)."""
     for i in prange(raw.shape[0]):
+        row_weight = weight[i] if per_row else weight[0]
         for k in range(raw.shape[1]):
-            out[k, i, 0] = (raw[i, k] - y[i, k]) * weight[i]
-            out[k, i, 1] = weight[i]
+            out[k, i, 0] = (raw[i, k] - y[i, k]) * row_weight
+            out[k, i, 1] = row_weight
 
 
 class AbsoluteLoss(Loss):
@@ -217,11 +231,11 @@ class LogisticLoss(Loss):
 
     def gradient_hessian(self, y, raw):
         stats = np.empty((len(y), 2))
-        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), np.broadcast_to(1.0, len(y)), stats)
+        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), np.ones(1), False, stats)
         return stats[:, :1], stats[:, 1:]
 
     def weighted_stats(self, y, raw, weight, out):
-        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), weight, out[0])
+        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), *kernel_weights(weight), out[0])
 
     def loss(self, y, raw, weight):
         return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
@@ -239,21 +253,20 @@ def _logistic_pair(raw, y):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _logistic_stats(y, raw, weight, stats):
-    """stats[i] = w_i _logistic_pair(raw_i, y_i), blocks of ROW_BLOCK rows in parallel.
+def _logistic_stats(y, raw, weight, per_row, stats):
+    """stats[i] = w_i _logistic_pair(raw_i, y_i), blocks of ROW_BLOCK rows in parallel
+    (weights: kernel_weights).
 
     Written so that LLVM vectorizes the loops (800k rows: 1.0 ms against 3.6, measured):
     numba's np.exp is a C library call per row (vector_exp is not); a 2-d index or a signed
     counter adds a test per row that stops the vectorizer (the pairs are written through the
-    flat view, with unsigned indices); so does a read with a stride numba does not know, as
-    broadcast unit weights have (stride 0: read once)."""
+    flat view, with unsigned indices)."""
     pairs = stats.reshape(-1)
-    broadcast = weight.strides[0] == 0
     n_rows = raw.shape[0]
     for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
         first = np.uint64(block * ROW_BLOCK)
         stop = np.uint64(min(block * ROW_BLOCK + ROW_BLOCK, n_rows))
-        if broadcast:
+        if not per_row:
             row_weight = weight[0]
             for i in range(first, stop):
                 grad, hess = _logistic_pair(raw[i], y[i])
@@ -267,11 +280,13 @@ def _logistic_stats(y, raw, weight, stats):
 
 
 @njit(cache=True, parallel=True)
-def _fill_weighted_stats(grad, hess, weight, out):
+def _fill_weighted_stats(grad, hess, weight, per_row, out):
+    """out[k, i] = w_i (grad_ik, hess_ik) (weights: kernel_weights)."""
     for i in prange(grad.shape[0]):
+        row_weight = weight[i] if per_row else weight[0]
         for k in range(grad.shape[1]):
-            out[k, i, 0] = grad[i, k] * weight[i]
-            out[k, i, 1] = hess[i, k] * weight[i]
+            out[k, i, 0] = grad[i, k] * row_weight
+            out[k, i, 1] = hess[i, k] * row_weight
 
 
 class ExponentialLoss(Loss):
@@ -322,7 +337,8 @@ class SoftmaxLoss(Loss):
         return p - one_hot, np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
 
     def weighted_stats(self, y, raw, weight, out):
-        _softmax_weighted_stats(y, np.asfortranarray(raw), weight, out)  # no copy in fits
+        _softmax_weighted_stats(y, np.asfortranarray(raw), *kernel_weights(weight),
+                                out)  # raw: no copy in fits
 
     def loss(self, y, raw, weight):
         log_p = raw - np.logaddexp.reduce(raw, axis=1, keepdims=True)
@@ -333,7 +349,7 @@ class SoftmaxLoss(Loss):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _softmax_weighted_stats(y, raw, weight, out):
+def _softmax_weighted_stats(y, raw, weight, per_row, out):
     """out[k, i] = w_i (p_ik - [y_i = k], max(p_ik (1 - p_ik), HESSIAN_FLOOR)) with
     p_i = softmax(F_i) = exp(F_i - max F_i) / sum. Blocks of ROW_BLOCK rows in parallel; in
     a block, one class at a time over its rows, reading raw column-major (as the booster
@@ -342,7 +358,6 @@ def _softmax_weighted_stats(y, raw, weight, out):
     n_rows, n_classes = raw.shape
     scores = raw.T.reshape(-1)  # class k's scores from k * n_rows on (raw: column-major)
     n = np.uint64(n_rows)
-    broadcast = weight.strides[0] == 0
     for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
         first = np.uint64(block * ROW_BLOCK)
         stop = np.uint64(min(block * ROW_BLOCK + ROW_BLOCK, n_rows))
@@ -360,7 +375,7 @@ def _softmax_weighted_stats(y, raw, weight, out):
         for k in range(np.uint64(n_classes)):
             pairs = out[k].reshape(-1)
             for i in range(first, stop):
-                row_weight = weight[0] if broadcast else weight[i]
+                row_weight = weight[i] if per_row else weight[0]
                 p = pairs[np.uint64(2) * i] / total[i - first]
                 pairs[np.uint64(2) * i] = (p - (1.0 if y[i] == k else 0.0)) * row_weight
                 pairs[np.uint64(2) * i + np.uint64(1)] = (max(p * (1.0 - p), HESSIAN_FLOOR)
