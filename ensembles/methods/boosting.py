@@ -156,7 +156,7 @@ class NewtonBoosting:
         codes = self._bin_mapper.transform(X, order="C")
         columns = np.asfortranarray(codes)
         self.init_raw_ = self._initial_raw(loss, y, sample_weight, n_outputs)
-        raw = np.asfortranarray(np.tile(self.init_raw_, (len(y), 1)))  # columns: (_add_round)
+        raw = np.asfortranarray(np.tile(self.init_raw_, (len(y), 1)))  # a column per output
         raw_val = None if X_val is None else np.asfortranarray(
             np.tile(self.init_raw_, (len(y_val), 1)))
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
