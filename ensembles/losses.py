@@ -348,38 +348,56 @@ class SoftmaxLoss(Loss):
         return softmax(raw, axis=1)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+SOFTMAX_BLOCK = 1 << 12  # rows per parallel item: a block's exponentials stay in L2
+
+
+@njit(cache=True, parallel=True)
 def _softmax_weighted_stats(y, raw, weight, per_row, out):
     """out[k, i] = w_i (p_ik - [y_i = k], max(p_ik (1 - p_ik), HESSIAN_FLOOR)) with
-    p_i = softmax(F_i) = exp(F_i - max F_i) / sum. Blocks of ROW_BLOCK rows in parallel; in
-    a block, one class at a time over its rows, reading raw column-major (as the booster
-    keeps it): 240k rows x 8 classes took 4.8-5.4 ms, against 7.2-7.7 row by row with
-    numba's exp (measured; LLVM vectorizes the exponentials, not the other loops)."""
-    n_rows, n_classes = raw.shape
-    scores = raw.T.reshape(-1)  # class k's scores from k * n_rows on (raw: column-major)
-    n = np.uint64(n_rows)
-    for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
-        first = np.uint64(block * ROW_BLOCK)
-        stop = np.uint64(min(block * ROW_BLOCK + ROW_BLOCK, n_rows))
-        top = scores[first:stop].copy()
-        total = np.zeros(stop - first)
-        for k in range(np.uint64(1), np.uint64(n_classes)):
-            for i in range(first, stop):
-                top[i - first] = max(top[i - first], scores[k * n + i])
-        for k in range(np.uint64(n_classes)):
-            pairs = out[k].reshape(-1)
-            for i in range(first, stop):
-                e = vector_exp(scores[k * n + i] - top[i - first])
-                pairs[np.uint64(2) * i] = e
-                total[i - first] += e
-        for k in range(np.uint64(n_classes)):
-            pairs = out[k].reshape(-1)
-            for i in range(first, stop):
-                row_weight = weight[i] if per_row else weight[0]
-                p = pairs[np.uint64(2) * i] / total[i - first]
-                pairs[np.uint64(2) * i] = (p - (1.0 if y[i] == k else 0.0)) * row_weight
-                pairs[np.uint64(2) * i + np.uint64(1)] = (max(p * (1.0 - p), HESSIAN_FLOOR)
-                                                          * row_weight)
+    p_i = softmax(F_i) = exp(F_i - max F_i) / sum; raw column-major (as the booster keeps
+    it), blocks of SOFTMAX_BLOCK rows in parallel (_softmax_block)."""
+    n_rows = raw.shape[0]
+    scores = raw.T.reshape(-1)  # class k's scores from k * n_rows on
+    for block in prange((n_rows + SOFTMAX_BLOCK - 1) // SOFTMAX_BLOCK):
+        first = block * SOFTMAX_BLOCK
+        _softmax_block(y, scores, n_rows, weight, per_row, out, first,
+                       min(SOFTMAX_BLOCK, n_rows - first))
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _softmax_block(y, scores, n_rows, weight, per_row, out, first, size):
+    """_softmax_weighted_stats of rows first .. first + size - 1, one class at a time over
+    them, so that LLVM vectorizes every loop: each runs from 0 over contiguous slices, and
+    labels are compared with a class of their own type (an int8 against a uint64 is a float
+    comparison, and a loop over range(first, stop) was not vectorized either). 240k rows x 8
+    classes, column-major raw, measured side by side on a busy machine: 15 ms row by row with
+    numba's exp, 8.0 with only the exponentials vectorized, 7.5 with every loop."""
+    n_classes = out.shape[0]
+    top = scores[first:first + size].copy()
+    for k in range(1, n_classes):
+        column = scores[k * n_rows + first:k * n_rows + first + size]
+        for j in range(size):
+            top[j] = max(top[j], column[j])
+    exps = np.empty((n_classes, size))
+    total = np.zeros(size)
+    for k in range(n_classes):
+        column = scores[k * n_rows + first:k * n_rows + first + size]
+        class_exps = exps[k]
+        for j in range(size):
+            class_exps[j] = vector_exp(column[j] - top[j])
+        for j in range(size):
+            total[j] += class_exps[j]
+    labels = y[first:first + size]
+    weights = weight[first:first + size] if per_row else weight[:1]
+    for k in range(n_classes):
+        class_exps = exps[k]
+        label = labels.dtype.type(k)
+        pairs = out[k].reshape(-1)[2 * first:2 * (first + size)]
+        for j in range(size):
+            p = class_exps[j] / total[j]
+            row_weight = weights[j] if per_row else weights[0]
+            pairs[2 * j] = (p - np.float64(labels[j] == label)) * row_weight
+            pairs[2 * j + 1] = max(p * (1.0 - p), HESSIAN_FLOOR) * row_weight
 
 
 LOSSES = {cls.name: cls for cls in (SquaredLoss, AbsoluteLoss, HuberLoss, QuantileLoss,
