@@ -196,6 +196,7 @@ class NewtonBoosting:
                 partitions.append((partition, node_start))
             self.trees_.append(round_trees)
             self._add_round(raw, round_trees, codes, (columns, partitions))
+            del rows, partition, partitions  # freed before the next round's rows are made
             if raw_val is not None:
                 self._add_round(raw_val, round_trees, codes_val)
                 self.validation_score_.append(loss.loss(y_val, raw_val, w_val))
