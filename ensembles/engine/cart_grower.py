@@ -25,7 +25,7 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.categories import best_cart_set, empty_set_scratch, random_cart_set
-from ensembles.engine.histogram import HESSIAN_CHANNEL, HISTOGRAM_BINS, sum_node_stats
+from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
 from ensembles.engine.splitting import (
     NEWTON,
     best_threshold,
@@ -128,11 +128,8 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
                 stack[stack_size] = child
                 stack_size += 1
 
-    weight = node_sums[:n_nodes, HESSIAN_CHANNEL] if criterion == NEWTON else \
-        node_sums[:n_nodes, :n_stats].sum(axis=1)
     return node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
-                                  right_child, value, gain, node_start, node_stop, weight,
-                                  category_bits)
+                                  right_child, value, gain, node_start, node_stop, category_bits)
 
 
 @njit(cache=True, nogil=True)

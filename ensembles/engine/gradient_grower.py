@@ -29,7 +29,6 @@ from ensembles.engine.histogram import (
     CHUNK_ROWS,
     COUNT_CHANNEL,
     GRADIENT_CHANNELS,
-    HESSIAN_CHANNEL,
     build_node_histograms,
     empty_chunk_histograms,
     empty_histograms,
@@ -197,7 +196,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         leaf_value(node_sums[node], COUNT_CHANNEL, NEWTON, reg_lambda, reg_alpha, value[node])
     arrays = node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
                                     right_child, value, gain, node_start, node_stop,
-                                    node_sums[:, HESSIAN_CHANNEL], category_bits)
+                                    category_bits)
     rows_start = node_start[:n_nodes].copy()
     for node in range(n_nodes):
         left = left_child[node]

@@ -146,16 +146,16 @@ def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, le
 
 @njit(cache=True, nogil=True)
 def grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_child, value,
-               gain, node_start, node_stop, weight, category_bits):
+               gain, node_start, node_stop, category_bits):
     """The first n_nodes nodes as tree.Tree.from_grown takes them: (feature, threshold_bin,
-    missing_left, left_child, right_child, value, gain, n_node_samples, weight,
-    category_bits); category_bits has one row per node, or one row when no node may split on
+    missing_left, left_child, right_child, value, gain, n_node_samples, category_bits);
+    category_bits has one row per node, or one row when no node may split on
     a set (empty_category_sets)."""
     n_node_samples = (node_stop[:n_nodes] - node_start[:n_nodes]).astype(np.int32)
     return (feature[:n_nodes].copy(), threshold_bin[:n_nodes].copy(),
             missing_left[:n_nodes].copy(), left_child[:n_nodes].copy(),
             right_child[:n_nodes].copy(), value[:n_nodes].copy(), gain[:n_nodes].copy(),
-            n_node_samples, weight[:n_nodes].copy(), category_bits[:n_nodes].copy())
+            n_node_samples, category_bits[:n_nodes].copy())
 
 
 @njit(cache=True, nogil=True)

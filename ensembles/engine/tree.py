@@ -28,21 +28,19 @@ class Tree:
     value: np.ndarray  # float64, (n_nodes, n_outputs)
     gain: np.ndarray  # float64
     n_samples: np.ndarray  # int32, training rows reaching the node
-    weight: np.ndarray  # float64, their weight (hessian) sum
     category_bits: np.ndarray  # uint32 (n_nodes, SET_WORDS), or no rows without set splits
 
     @classmethod
     def from_grown(cls, arrays: tuple, bin_mapper, scale: float = 1.0) -> "Tree":
         """A Tree from a grower's arrays (feature, threshold_bin, missing_left, left, right,
-        value, gain, n_samples, weight, category_bits), its leaf values multiplied by `scale`
+        value, gain, n_samples, category_bits), its leaf values multiplied by `scale`
         (shrinkage)."""
-        (feature, threshold_bin, missing_left, left, right, value, gain, n_samples, weight,
+        (feature, threshold_bin, missing_left, left, right, value, gain, n_samples,
          category_bits) = arrays
         if not np.any(threshold_bin[feature != LEAF] == CATEGORY_SET):
             category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
         return cls(feature, threshold_bin, bin_mapper.raw_thresholds(feature, threshold_bin),
-                   missing_left, left, right, value * scale, gain, n_samples, weight,
-                   category_bits)
+                   missing_left, left, right, value * scale, gain, n_samples, category_bits)
 
     @property
     def has_category_sets(self) -> bool:
