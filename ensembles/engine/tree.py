@@ -6,6 +6,7 @@ category_bits[i] left (categories).
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -160,7 +161,18 @@ class PackedEnsemble:
                 tree.add_to(X, out)
             return
         _add_lockstep_values(self.depths, self.roots, self.nodes, self.thresholds, self.values,
-                             X, out)
+                             X, self.group_blocks(X.shape[0]), out)
+
+    def group_blocks(self, n_rows: int) -> int:
+        """Row blocks that walk a tree before the next tree: about one row per node of the
+        mean tree, so that a large tree's nodes are read from memory once per group and not
+        once per block (100 forest trees of 11k nodes: 2.5x faster with 64 blocks), while a
+        small tree's group is one block, whose rows stay in L1 (64 blocks were 1.6x slower on
+        depth-6 trees); at most MAX_GROUP_BLOCKS, and at least 4 groups per thread."""
+        mean_nodes = len(self.thresholds) // len(self.roots)
+        n_blocks = -(-n_rows // ROW_BLOCK)
+        by_size = min(mean_nodes // ROW_BLOCK, MAX_GROUP_BLOCKS)
+        return max(1, min(by_size, n_blocks // (4 * numba.get_num_threads())))
 
 
 @njit(cache=True)
@@ -186,6 +198,7 @@ def _pack_tree(feature, threshold, missing_left, left, right, value, offset, nod
 
 
 ROW_BLOCK = 64
+MAX_GROUP_BLOCKS = 64  # 4096 rows a group: 11k-node forest trees were as fast with 64 to 256
 PARTITION_BLOCK = 1 << 14  # positions of the partition per parallel item of add_by_partition
 
 
@@ -231,25 +244,32 @@ def _block_has_nan(X, first, n_block):
 
 
 @njit(cache=True, parallel=True)
-def _add_lockstep_values(depths, roots, nodes, threshold, value, X, out):
+def _add_lockstep_values(depths, roots, nodes, threshold, value, X, group_blocks, out):
+    """PackedEnsemble.add_to: groups of group_blocks row blocks in parallel; within a group,
+    tree after tree, each block walks the tree in lockstep."""
     n_rows = X.shape[0]
-    for block in prange((n_rows + ROW_BLOCK - 1) // ROW_BLOCK):
+    n_blocks = (n_rows + ROW_BLOCK - 1) // ROW_BLOCK
+    has_nan = np.empty(n_blocks, dtype=np.bool_)
+    for block in prange(n_blocks):
         first = block * ROW_BLOCK
-        n_block = min(ROW_BLOCK, n_rows - first)
-        has_nan = _block_has_nan(X, first, n_block)
+        has_nan[block] = _block_has_nan(X, first, min(ROW_BLOCK, n_rows - first))
+    for group in prange((n_blocks + group_blocks - 1) // group_blocks):
         at = np.empty(ROW_BLOCK, dtype=np.uint32)
         for tree in range(roots.shape[0]):
-            at[:] = roots[tree]
-            for _ in range(depths[tree]):
-                if has_nan:
-                    for r in range(n_block):
-                        at[r] = _child(nodes, threshold, np.uint64(at[r]), X,
-                                       np.uint64(first + r))
-                else:
-                    for r in range(n_block):
-                        at[r] = _child_of_number(nodes, threshold, np.uint64(at[r]), X,
-                                                 np.uint64(first + r))
-            _add_leaves(value, at, first, n_block, out)
+            for block in range(group * group_blocks, min(n_blocks, (group + 1) * group_blocks)):
+                first = block * ROW_BLOCK
+                n_block = min(ROW_BLOCK, n_rows - first)
+                at[:] = roots[tree]
+                for _ in range(depths[tree]):
+                    if has_nan[block]:
+                        for r in range(n_block):
+                            at[r] = _child(nodes, threshold, np.uint64(at[r]), X,
+                                           np.uint64(first + r))
+                    else:
+                        for r in range(n_block):
+                            at[r] = _child_of_number(nodes, threshold, np.uint64(at[r]), X,
+                                                     np.uint64(first + r))
+                _add_leaves(value, at, first, n_block, out)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -85,3 +85,23 @@ def test_a_depth_20_gbt_fits_on_200k_rows():
     model = GradientBoostingClassifier(n_estimators=2, max_depth=20).fit(X, y)
     assert max(tree.depth for round_trees in model.trees_ for tree in round_trees) > 12
     assert model.score(X, y) > 0.9
+
+
+def test_a_full_depth_6_tree_grows_in_the_initial_slots():
+    """A depth-6 tree holds at most 32 open leaves (the depth-5 nodes), so INITIAL_SLOTS = 32
+    slots suffice: a tree of nearly 64 leaves returns the pool it was given, not a doubled one."""
+    rng = np.random.default_rng(9)
+    n_rows = 20_000
+    X = rng.normal(size=(n_rows, 6))
+    stats = np.column_stack([np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + rng.normal(size=n_rows),
+                             np.ones(n_rows)])
+    bin_mapper = BinMapper(255).fit(X)
+    codes = bin_mapper.transform(X, order="C")
+    workspace = gradient_workspace(n_rows, 6, 6, 0)
+    arrays, _, _, returned = grow_gradient_tree(
+        codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
+        bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(6, dtype=np.int32), DEPTHWISE,
+        6, 0, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
+    assert (arrays[0] == LEAF).sum() > 56
+    assert len(workspace[0]) == INITIAL_SLOTS == 32
+    assert returned[0] is workspace[0]

@@ -13,7 +13,7 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.categories import SET_WORDS
-from ensembles.engine.tree import LEAF, ROW_BLOCK, PackedEnsemble
+from ensembles.engine.tree import LEAF, ROW_BLOCK, PackedEnsemble, _add_lockstep_values
 
 
 def _single_tree(estimator_class, **params):
@@ -146,13 +146,20 @@ def test_ensemble_prediction_is_the_sum_of_brute_force_walks_with_missing_values
     X[rng.uniform(size=X.shape) < 0.1] = np.nan
     forest = RandomForestRegressor(n_estimators=4, max_depth=max_depth, random_state=0).fit(X, y)
     assert any(not tree.missing_left[tree.feature >= 0].all() for tree in forest.estimators_)
-    X_test = rng.normal(size=(150, 5))  # more than two row blocks, the last one partial
-    row = np.arange(150)
+    n_test = 5 * ROW_BLOCK + 22  # blocks in groups of 1, 2 and 6, the last block partial
+    X_test = rng.normal(size=(n_test, 5))
+    row = np.arange(n_test)
     in_second_block = (row >= ROW_BLOCK) & (row < 2 * ROW_BLOCK)
     X_test[in_second_block[:, None] & (rng.uniform(size=X_test.shape) < 0.2)] = np.nan  # one block
-    expected = np.zeros((150, 1))
+    expected = np.zeros((n_test, 1))
     for tree in forest.estimators_:
         expected += np.array([_walk(tree, x) for x in X_test])
-    total = np.zeros((150, 1))
-    PackedEnsemble.of(forest.estimators_).add_to(X_test, total)
+    packed = PackedEnsemble.of(forest.estimators_)
+    total = np.zeros((n_test, 1))
+    packed.add_to(X_test, total)
     assert np.array_equal(total, expected)
+    for group_blocks in (1, 2, 6):  # each row adds the trees in order, whatever the group
+        total = np.zeros((n_test, 1))
+        _add_lockstep_values(packed.depths, packed.roots, packed.nodes, packed.thresholds,
+                             packed.values, X_test, group_blocks, total)
+        assert np.array_equal(total, expected)
