@@ -167,8 +167,8 @@ class PackedEnsemble:
         """Row blocks that walk a tree before the next tree: about one row per node of the
         mean tree, so that a large tree's nodes are read from memory once per group and not
         once per block (100 forest trees of 11k nodes: 2.5x faster with 64 blocks), while a
-        small tree's group is one block, whose rows stay in L1 (64 blocks were 1.6x slower on
-        depth-6 trees); at most MAX_GROUP_BLOCKS, and at least 4 groups per thread."""
+        small tree's group is one block, whose rows stay in L1 (64 blocks were 1.3-1.8x slower
+        on depth-6 trees); at most MAX_GROUP_BLOCKS, and at least 4 groups per thread."""
         mean_nodes = len(self.thresholds) // len(self.roots)
         n_blocks = -(-n_rows // ROW_BLOCK)
         by_size = min(mean_nodes // ROW_BLOCK, MAX_GROUP_BLOCKS)
