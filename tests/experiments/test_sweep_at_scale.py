@@ -105,7 +105,7 @@ def test_an_interrupted_sweep_resumes_to_exactly_one_ok_run_per_job(cli, cli_run
     sweep = [
         "-m",
         "dataset=breast_cancer",
-        "method.n_estimators=600",  # a fit long enough for the poll below to see it
+        "method.n_estimators=150",
         "seed=0,1,2,3,4,5,6,7",
         "mlflow.experiment_name=interrupted",
     ]
@@ -123,7 +123,7 @@ def test_an_interrupted_sweep_resumes_to_exactly_one_ok_run_per_job(cli, cli_run
     while first.poll() is None and time.monotonic() < deadline and not (
         count(database, OK_RUNS) >= 3 and count(database, FITTING_RUNS) == 1
     ):
-        time.sleep(0.01)
+        time.sleep(0.05)
     first.send_signal(signal.SIGINT)
     _, stderr = first.communicate(timeout=120)
     assert first.returncode != 0, "the sweep ended before it was interrupted"
