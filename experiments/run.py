@@ -132,7 +132,8 @@ def job_name(cfg: DictConfig) -> str:
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def hydra_job(cfg: DictConfig) -> str:
-    exit_if_invalid(cfg)
+    if HydraConfig.get().mode is not RunMode.MULTIRUN:
+        exit_if_invalid(cfg)  # a sweep's jobs are checked together before the first one runs
     return run_job(cfg)
 
 

@@ -111,6 +111,16 @@ class _BaseForest(BaseEstimator):
             packed_trees(self, "estimators", self.estimators_).add_to(X, total)
         return total / len(self.estimators_)
 
+    def tree_outputs(self, X, first=0, stop=None):
+        """(n_trees, n_samples, n_outputs): the leaf values on X of trees first .. stop - 1
+        (default: every tree), class frequencies or means, each tree's apart, in one pass over
+        X (the ensemble's members one by one: their mean is _mean_tree_output)."""
+        check_is_fitted(self, "estimators_")
+        X = validate_prediction_data(self, X)
+        stop = len(self.estimators_) if stop is None else stop
+        with engine_threads(self.n_jobs):
+            return packed_trees(self, "estimators", self.estimators_).tree_values(X, first, stop)
+
     def _oob_mean_output(self, codes, seeds):
         """Mean tree output over the trees whose bootstrap left the row out (NaN if none did).
         Each tree's bootstrap is drawn again from its seed, as scikit-learn does: kept, the

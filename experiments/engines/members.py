@@ -10,6 +10,8 @@ from sklearn.base import BaseEstimator, is_classifier
 
 from ensembles.engine.tree import Tree
 
+MEMBER_CHUNK_VALUES = 1 << 22  # in-house member outputs computed at once: 32 MB of float64
+
 
 def is_library_model(model: BaseEstimator, library: str, base_class: str) -> bool:
     """Whether the model is a `library.base_class`, without importing a library not loaded."""
@@ -48,7 +50,15 @@ def averaged_members(model: BaseEstimator) -> bool:
 def member_outputs(model: BaseEstimator, X: np.ndarray) -> Iterator[np.ndarray]:
     """Each member's output on X, (n_samples, n_outputs): class probabilities (or in-house
     leaf class frequencies) for a classifier, predictions for a regressor. Members of a
-    scikit-learn bagging ensemble see only their own features (`estimators_features_`)."""
+    scikit-learn bagging ensemble see only their own features (`estimators_features_`). An
+    in-house forest gives a chunk of its trees per pass over X (a call per tree took 1 ms on
+    100 rows, half of a small sweep job's time)."""
+    if hasattr(model, "tree_outputs"):
+        n_values = X.shape[0] * model.estimators_[0].value.shape[1]
+        chunk = max(1, MEMBER_CHUNK_VALUES // max(n_values, 1))
+        for first in range(0, len(model.estimators_), chunk):
+            yield from model.tree_outputs(X, first, first + chunk)
+        return
     features = getattr(model, "estimators_features_", None)
     for index, member in enumerate(model.estimators_):
         rows = X if features is None else X[:, features[index]]

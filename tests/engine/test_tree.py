@@ -161,5 +161,9 @@ def test_ensemble_prediction_is_the_sum_of_brute_force_walks_with_missing_values
     for group_blocks in (1, 2, 6):  # each row adds the trees in order, whatever the group
         total = np.zeros((n_test, 1))
         _add_lockstep_values(packed.depths, packed.roots, packed.nodes, packed.thresholds,
-                             packed.values, X_test, group_blocks, total)
+                             packed.values, X_test, group_blocks, total[np.newaxis])
         assert np.array_equal(total, expected)
+    each_tree = packed.tree_values(X_test, 1, 3)  # the members one by one, in one pass
+    assert each_tree.shape == (2, n_test, 1)
+    for values, tree in zip(each_tree, forest.estimators_[1:3], strict=True):
+        assert np.array_equal(values, np.array([_walk(tree, x) for x in X_test]))

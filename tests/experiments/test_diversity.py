@@ -17,6 +17,7 @@ from experiments.analyses.diversity import (
     strength_correlation,
 )
 from experiments.analyses.member_votes import member_labels
+from experiments.engines import members
 
 # Members a, b, c right (1) or wrong (0) on 10 samples: pair (a, b) has N11 = 5, N10 = 2,
 # N01 = 1, N00 = 2, so Q = (5 * 2 - 1 * 2) / (5 * 2 + 1 * 2) = 2/3 and D = 3/10; c = a gives
@@ -104,3 +105,22 @@ def test_no_diversity_for_boosting_or_a_single_tree():
     assert diversity_scores(ensembles.AdaBoostClassifier(3).fit(X, y), X, y) == {}
     single = ensembles.RandomForestClassifier(n_estimators=1, random_state=0).fit(X, y)
     assert diversity_scores(single, X, y) == {}
+
+
+@pytest.mark.parametrize("categorical", [False, True], ids=["packed", "set-splits"])
+def test_inhouse_member_outputs_in_chunks_are_each_trees_prediction(monkeypatch, categorical):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    X[:, 0] = rng.integers(0, 6, 300)
+    y = (X[:, 0] % 2 == 0) ^ (X[:, 1] > 0)
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    forest = ensembles.RandomForestClassifier(
+        n_estimators=7, max_depth=4, random_state=0,
+        categorical_features=[0] if categorical else None).fit(X, y)
+    assert any(tree.has_category_sets for tree in forest.estimators_) == categorical
+    X_test = X[:50]
+    monkeypatch.setattr(members, "MEMBER_CHUNK_VALUES", 3 * 50 * 2)  # chunks of 3, 3 and 1 trees
+    outputs = list(members.member_outputs(forest, X_test))
+    assert len(outputs) == 7
+    for output, tree in zip(outputs, forest.estimators_, strict=True):
+        assert np.array_equal(output, tree.predict(X_test))
