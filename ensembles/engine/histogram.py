@@ -42,6 +42,7 @@ CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1
 # pays for its own zeroing and summing, and for a parallel launch
 MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
+BLOCK_FEATURES = 64  # features per work item of a wide node: see build_node_histograms
 GRADIENT_CHANNELS = LANES  # g, h, count, 0
 GRADIENT_CHANNEL = 0  # also of every NEWTON statistics row: (g, h, ...)
 HESSIAN_CHANNEL = 1
@@ -130,7 +131,11 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     items (work_queue.chunk_nodes), taken by the threads largest first. A batch of fewer than
     FEATURE_BLOCKS chunks (a loss-guided split of a small node) cuts each chunk's features
     into FEATURE_BLOCKS ranges instead, each a work item: the sums are the same, and the
-    threads share the node.
+    threads share the node. With more than BLOCK_FEATURES features, each chunk is cut into
+    blocks of BLOCK_FEATURES features: a row's codes of a block are one cache line, and the
+    block's histograms (528 KB) stay in L2, where a 500-feature node's (4 MB) did not (wide
+    fit, 100k x 500: 10.4 against 15.0 s on an Intel Xeon of 2 MB L2; blocks of 32 features
+    10.1-10.3 s, of 128 10.5, of 256 11.0; measured).
     """
     n_nodes = nodes.shape[0]
     n_used = features.shape[0]
@@ -139,7 +144,12 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     first_chunk, chunk_node, chunk_index, chunk_size = chunk_nodes(n_rows, chunk_rows)
     n_chunks = first_chunk[n_nodes]
     chunk_hists = chunk_pool[:n_chunks - n_nodes]  # chunk 0 is summed in the slot
-    n_blocks = FEATURE_BLOCKS if n_chunks < FEATURE_BLOCKS else 1
+    block_features = n_used
+    if n_used > BLOCK_FEATURES:
+        block_features = BLOCK_FEATURES
+    elif n_chunks < FEATURE_BLOCKS:
+        block_features = max(1, -(-n_used // FEATURE_BLOCKS))
+    n_blocks = -(-n_used // block_features)
     n_items = n_chunks * n_blocks  # item i: block i % n_blocks of chunk i // n_blocks
     order = largest_first(np.repeat(chunk_size, n_blocks))
     counter = np.zeros(1, dtype=np.int64)
@@ -152,7 +162,7 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
             lo = node_start[nodes[t]] + chunk_index[chunk] * chunk_rows[t]
             build_gradient_histograms(
                 codes, rows, lo, lo + chunk_size[chunk], stats, features,
-                block * n_used // n_blocks, (block + 1) * n_used // n_blocks,
+                block * block_features, min((block + 1) * block_features, n_used),
                 pool[node_slot[nodes[t]]] if chunk_index[chunk] == 0
                 else chunk_hists[chunk - t - 1])
             item = next_item(counter)

@@ -3,6 +3,7 @@ import pytest
 
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.histogram import (
+    BLOCK_FEATURES,
     CHUNK_ROWS,
     GRADIENT_CHANNELS,
     HISTOGRAM_BINS,
@@ -13,9 +14,9 @@ from ensembles.engine.histogram import (
 )
 
 
-def _gradient_node(n_rows, seed):
+def _gradient_node(n_rows, seed, n_features=6):
     rng = np.random.default_rng(seed)
-    codes = rng.integers(0, 40, size=(n_rows, 6)).astype(np.uint8)
+    codes = rng.integers(0, 40, size=(n_rows, n_features)).astype(np.uint8)
     codes[rng.uniform(size=codes.shape) < 0.1] = MISSING_BIN
     stats = rng.normal(size=(n_rows, 2))
     rows = rng.permutation(n_rows).astype(np.int32)
@@ -71,3 +72,22 @@ def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
                           np.array([450]), np.array([0]), pool,
                           empty_chunk_histograms(len(rows), len(features)))
     assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[50:450], features))
+
+
+@pytest.mark.parametrize("every_column", [True, False])
+def test_a_wide_batch_built_in_blocks_of_features_has_the_row_by_row_sums(every_column):
+    n_features = 2 * BLOCK_FEATURES + 7  # two whole blocks and a partial one
+    codes, stats, rows = _gradient_node(CHUNK_ROWS + 300, 3, n_features)
+    features = np.arange(n_features, dtype=np.int32)
+    if not every_column:
+        features = features[1::2]  # a column subset (colsample): blocks of its positions
+    node_start, node_stop = np.array([0, CHUNK_ROWS + 100]), np.array([CHUNK_ROWS + 100,
+                                                                      CHUNK_ROWS + 300])
+    pool = np.full((2, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
+    build_node_histograms(codes, rows, stats, features, np.array([0, 1]), node_start, node_stop,
+                          np.array([1, 0]), pool, empty_chunk_histograms(len(rows), len(features)))
+    large = rows[:CHUNK_ROWS + 100]  # two chunks: CHUNK_ROWS rows, then 100
+    expected = _row_by_row(codes, stats, large[:CHUNK_ROWS], features) + _row_by_row(
+        codes, stats, large[CHUNK_ROWS:], features)
+    assert np.array_equal(pool[1], expected)
+    assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[CHUNK_ROWS + 100:], features))
