@@ -51,8 +51,8 @@ def member_outputs(model: BaseEstimator, X: np.ndarray) -> Iterator[np.ndarray]:
     """Each member's output on X, (n_samples, n_outputs): class probabilities (or in-house
     leaf class frequencies) for a classifier, predictions for a regressor. Members of a
     scikit-learn bagging ensemble see only their own features (`estimators_features_`). An
-    in-house forest gives a chunk of its trees per pass over X (a call per tree took 1 ms on
-    100 rows, half of a small sweep job's time)."""
+    in-house forest gives a chunk of its trees per pass over X: a parallel kernel call per
+    tree was most of what the diversity analysis and the learning curve of a small job took."""
     if hasattr(model, "tree_outputs"):
         n_values = X.shape[0] * model.estimators_[0].value.shape[1]
         chunk = max(1, MEMBER_CHUNK_VALUES // max(n_values, 1))
