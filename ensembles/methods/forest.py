@@ -103,23 +103,27 @@ class _BaseForest(BaseEstimator):
         return grow_cart(codes, unit_stats * weights[:, None], rows, self._bin_mapper, params,
                          seed)
 
-    def _mean_tree_output(self, X):
+    def _checked_trees(self, X):
+        """(X validated for prediction, the packed trees) of a fitted forest."""
         check_is_fitted(self, "estimators_")
-        X = validate_prediction_data(self, X)
+        return validate_prediction_data(self, X), packed_trees(self, "estimators",
+                                                               self.estimators_)
+
+    def _mean_tree_output(self, X):
+        X, packed = self._checked_trees(X)
         total = np.zeros((X.shape[0], self.estimators_[0].value.shape[1]))
         with engine_threads(self.n_jobs):
-            packed_trees(self, "estimators", self.estimators_).add_to(X, total)
+            packed.add_to(X, total)
         return total / len(self.estimators_)
 
     def tree_outputs(self, X, first=0, stop=None):
         """(n_trees, n_samples, n_outputs): the leaf values on X of trees first .. stop - 1
         (default: every tree), class frequencies or means, each tree's apart, in one pass over
         X (the ensemble's members one by one: their mean is _mean_tree_output)."""
-        check_is_fitted(self, "estimators_")
-        X = validate_prediction_data(self, X)
+        X, packed = self._checked_trees(X)
         stop = len(self.estimators_) if stop is None else stop
         with engine_threads(self.n_jobs):
-            return packed_trees(self, "estimators", self.estimators_).tree_values(X, first, stop)
+            return packed.tree_values(X, first, stop)
 
     def _oob_mean_output(self, codes, seeds):
         """Mean tree output over the trees whose bootstrap left the row out (NaN if none did).
