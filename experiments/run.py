@@ -93,10 +93,9 @@ def run_job(cfg: DictConfig) -> str:
             log.warning("%s skipped: %s", job_name(cfg), reason)
             return tracking.mark("skipped", skip_reason=str(reason))
         except Exception as error:
-            if isinstance(error.__cause__, KeyboardInterrupt):
-                # Ctrl-C during a numba kernel surfaces as SystemError("... returned a result
-                # with an exception set") caused by it: the job was interrupted, not failed
-                raise error.__cause__ from None
+            interrupt = user_interrupt(error)
+            if interrupt is not None:
+                raise interrupt from None
             log.error("%s failed: %s", job_name(cfg), error)
             cause = tracking.error_line(error)
             print(f"error: {job_name(cfg)} failed: {cause}; its run holds the error tag and "
@@ -106,6 +105,20 @@ def run_job(cfg: DictConfig) -> str:
         shown = [f"{name}={means[name]:.4g}" for name in key_metrics if name in means]
         log.info("%s ok: %s", job_name(cfg), ", ".join(shown))
         return tracking.mark("ok")
+
+
+def user_interrupt(error: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt behind `error`, if any: Ctrl-C during a numba kernel surfaces as
+    SystemError("... returned a result with an exception set"), with the interrupt as its cause
+    or, when it came while the error was handled, as its context (a clean-clone CI run met a
+    SystemError whose cause was not the interrupt): the job was interrupted, not failed."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def check_fits_in_memory(dataset: DictConfig) -> None:

@@ -200,3 +200,29 @@ def test_ctrl_c_inside_a_numba_kernel_is_an_interrupt_not_a_failure(compose_job,
     assert logged.data.tags["status"] == "failed"
     assert logged.data.tags["error"] == "KeyboardInterrupt"
     assert logged.info.status == "KILLED"
+
+
+
+def _system_error_during_interrupt(as_cause: bool) -> SystemError:
+    """A kernel's SystemError raised while a KeyboardInterrupt was handled: the interrupt as its
+    cause, or only as its context."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            error = SystemError("returned a result with an exception set")
+            if as_cause:
+                raise error from interrupt
+            raise error  # noqa: B904 (the context is what the test needs)
+    except SystemError as error:
+        return error
+
+
+def test_an_interrupt_behind_a_kernels_error_is_found_as_cause_or_context():
+    from experiments.run import user_interrupt
+
+    for as_cause in (True, False):
+        error = _system_error_during_interrupt(as_cause)
+        assert (error.__cause__ is None) != as_cause
+        assert isinstance(user_interrupt(error), KeyboardInterrupt)
+    assert user_interrupt(ValueError("bad input")) is None
