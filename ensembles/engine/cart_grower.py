@@ -17,6 +17,7 @@ from numba import njit
 
 from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.cart_histogram import (
     build_drawn_histograms,
     clear_bins,
@@ -81,6 +82,31 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
 
     node_stop[0] = n_rows
     sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
+    n_nodes = _grow_nodes(
+        codes, stats, partition, scratch, n_bins, bin_upper_values, categorical,
+        (criterion, max_depth, max_leaf_nodes, min_samples_split, min_samples_leaf,
+         min_child_weight, min_split_gain, max_features, random_splits),
+        (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start,
+         node_stop, node_depth, node_sums, value, category_bits),
+        (is_open, best_gain, best_feature, best_bin, best_missing_left, stack),
+        (hist, left_scratch, right_scratch, feature_order, bins, scan, set_scratch))
+    return node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
+                                  right_child, value, gain, node_start, node_stop, category_bits)
+
+
+@borrowing
+def _grow_nodes(codes, stats, partition, scratch, n_bins, bin_upper_values, categorical,
+                params, nodes, open_nodes, work):
+    """Grow the tree from its root (rows partition[:], sums node_sums[0]): evaluate each new
+    node, split the open nodes depth first or best first; returns the number of nodes. The
+    arrays, made by grow_cart_tree, are borrowed (borrowing.py): params, nodes, open_nodes and
+    work group them as grow_cart_tree names them."""
+    (criterion, max_depth, max_leaf_nodes, min_samples_split, min_samples_leaf,
+     min_child_weight, min_split_gain, max_features, random_splits) = params
+    (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start, node_stop,
+     node_depth, node_sums, value, category_bits) = nodes
+    is_open, best_gain, best_feature, best_bin, best_missing_left, stack = open_nodes
+    hist, left_scratch, right_scratch, feature_order, bins, scan, set_scratch = work
     n_nodes = np.int64(1)
     n_leaves = 1
     stack_size = 0
@@ -127,12 +153,10 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
                 is_open[child] = True
                 stack[stack_size] = child
                 stack_size += 1
-
-    return node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
-                                  right_child, value, gain, node_start, node_stop, category_bits)
+    return n_nodes
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, categorical,
                    criterion, max_depth, min_samples_split, min_samples_leaf, min_child_weight,
                    max_features, random_splits, node_start, node_stop, node_depth, node_sums,
@@ -190,7 +214,7 @@ def _evaluate_node(node, codes, stats, partition, n_bins, bin_upper_values, cate
     return best_feature[node] >= 0
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, threshold_bin,
                 missing_left, left_child, right_child, gain, node_start, node_stop, node_depth,
                 node_sums, is_open, best_gain, best_feature, best_bin, best_missing_left,
@@ -211,7 +235,7 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
                              category_bits)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _draw_features(feature_order, first, last):
     """Fisher-Yates steps first..last-1: feature_order[first:last] becomes the next features
     of a uniformly random order (the draws of one node continue its sequence)."""
@@ -223,7 +247,7 @@ def _draw_features(feature_order, first, last):
         feature_order[i] = f
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _feature_split(hist, bins, n_occupied, n_bins, upper_values, sums, criterion,
                    min_samples_leaf, min_child_weight, random_splits, left, right, scan):
     """(gain, bin, missing_left) of one feature: a random threshold (extra trees), or the best
@@ -243,7 +267,7 @@ def _feature_split(hist, bins, n_occupied, n_bins, upper_values, sums, criterion
     return gain, gap_midpoint(bins, n_occupied, split_bin), missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def gap_midpoint(bins, n_occupied, split_bin):
     """CART's threshold (Breiman et al. 1984, as scikit-learn's trees): halfway between the
     largest value going left and the smallest going right, here in bin codes. With c the node's

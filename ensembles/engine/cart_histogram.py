@@ -21,16 +21,16 @@ the slot's 256 bins unread). The slots are zero between nodes: `clear_bins` rese
 occupied bins after the scan.
 """
 
-from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 TWO_CLASS_COUNT_CHANNEL = 2  # (w_0, w_1, count)
 SQUARED_TARGET_CHANNEL = 2  # (g, h, w y^2, count) = (-w y, w, w y^2, count)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def build_drawn_histograms(codes, rows, start, stop, stats, features, first, last, hist):
     """hist[k, b, c] += stats[i, c] over the node rows i with codes[i, features[k]] == b, for
     first <= k < last; channel n_stats counts the rows. The slots must be zero."""
@@ -40,7 +40,7 @@ def build_drawn_histograms(codes, rows, start, stop, stats, features, first, las
         _add_rows(codes, rows, start, stop, stats, features, first, last, hist)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _add_rows(codes, rows, start, stop, stats, features, first, last, hist):
     """The row-by-row sum of build_drawn_histograms, the next rows prefetched (a deep node's
     rows are scattered: each gather would otherwise miss the cache). The prefetch is written
@@ -60,7 +60,7 @@ def _add_rows(codes, rows, start, stop, stats, features, first, last, hist):
             hist[k, bin_code, n_stats] += 1.0
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, hist):
     """_add_rows for two channels (w_0, w_1), held in registers across the drawn features:
     about 1.7x faster than the channel loop, the same sums."""
@@ -79,7 +79,7 @@ def _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, 
             hist[k, bin_code, TWO_CLASS_COUNT_CHANNEL] += 1.0
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def occupied_bins(hist, n_bins, count_channel, bins):
     """bins[:m] = the bins b < n_bins with rows (hist[b, count_channel] > 0), increasing;
     returns m. Used by every histogram layout: CART's (count last) and the gradient trees'."""
@@ -90,7 +90,7 @@ def occupied_bins(hist, n_bins, count_channel, bins):
     return n_occupied
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def node_bins(codes, rows, start, stop, feature, bins):
     """occupied_bins of one feature, from the node rows' codes (an insertion sort of the
     distinct non-missing codes): cheaper than reading 256 bins when the node has few rows."""
@@ -111,7 +111,7 @@ def node_bins(codes, rows, start, stop, feature, bins):
     return n_occupied
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def clear_bins(hist, bins, n_occupied):
     """Zero a slot after its node: its occupied bins bins[:n_occupied] and the missing bin,
     the only ones the node's rows touched."""

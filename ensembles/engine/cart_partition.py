@@ -10,14 +10,14 @@ read while its codes are (both prefetched), in the order a separate sum would ad
 """
 
 import numpy as np
-from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def partition_node(codes, feature, threshold_bin, missing_left, bits, partition, scratch,
                    start, stop, stats, left_sums):
     """Stable in-place partition of partition[start:stop] by "code <= threshold_bin" (missing
@@ -52,6 +52,7 @@ def partition_node(codes, feature, threshold_bin, missing_left, bits, partition,
         n_left += np.uint64(goes_left)
         n_right += np.uint64(not goes_left)
     n_left = np.int64(n_left)  # counted unsigned; signed for the slices and the caller
-    partition[start + n_left:stop] = scratch[:stop - start - n_left]
+    for i in range(stop - start - n_left):  # a loop: a slice assignment allocates
+        partition[start + n_left + i] = scratch[i]
     left_sums[n_stats] = n_left
     return n_left

@@ -27,8 +27,10 @@ import numpy as np
 from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.cart_histogram import occupied_bins
 from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
+from ensembles.engine.merge_sort import sort_by_key
 from ensembles.engine.splitting import (
     NEWTON,
     best_missing_side,
@@ -58,25 +60,29 @@ def category_code(x):
 
 @njit(cache=True, nogil=True)
 def empty_set_scratch(n_channels):
-    """Scratch of one scan: (sorted histogram, order, keys, candidate set)."""
+    """Scratch of one scan: (sorted histogram, order, keys, candidate set, and the sort's
+    scratch keys and order)."""
     return (np.zeros((N_BIN_SLOTS, n_channels)), np.zeros(N_BIN_SLOTS, dtype=np.int32),
-            np.zeros(N_BIN_SLOTS), np.zeros(SET_WORDS, dtype=np.uint32))
+            np.zeros(N_BIN_SLOTS), np.zeros(SET_WORDS, dtype=np.uint32), np.zeros(N_BIN_SLOTS),
+            np.zeros(N_BIN_SLOTS, dtype=np.int32))
 
 
-@njit(cache=True, nogil=True)
-def _sorted_histogram(hist, order, m, keys, sorted_hist):
-    """Sort order[:m] by keys[:m] (stable: ties keep the smaller code first) and copy the
-    categories' rows into sorted_hist[0:m] in that order, the missing row at MISSING_BIN and
-    zeros between: a numerical histogram whose thresholds are the order's prefixes."""
-    ranks = np.argsort(keys[:m], kind="mergesort")
-    order[:m] = order[:m][ranks]
+@borrowing
+def _sorted_histogram(hist, m, scratch):
+    """Sort the order by the keys (scratch: see empty_set_scratch; stable: ties keep the
+    smaller code first) and copy the categories' rows into the sorted histogram's rows 0..m-1
+    in that order, the missing row at MISSING_BIN and zeros between: a numerical histogram
+    whose thresholds are the order's prefixes."""
+    sorted_hist, order, keys, _, key_scratch, order_scratch = scratch
+    sort_by_key(keys, order, m, key_scratch, order_scratch)
     sorted_hist[:] = 0.0
-    for i in range(m):
-        sorted_hist[i] = hist[order[i]]
-    sorted_hist[MISSING_BIN] = hist[MISSING_BIN]
+    for channel in range(hist.shape[1]):
+        for i in range(m):
+            sorted_hist[i, channel] = hist[order[i], channel]
+        sorted_hist[MISSING_BIN, channel] = hist[MISSING_BIN, channel]
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _set_of_prefix(order, m, n_left, missing_left, bits):
     """bits = {order[i] : i < n_left}, plus the missing bin and every category absent from
     order[:m] when missing_left."""
@@ -92,19 +98,19 @@ def _set_of_prefix(order, m, n_left, missing_left, bits):
             bits[word] &= ~bit
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
                     min_child_weight, scratch, bins, scan):
     """Best set split of one feature of a gradient tree (module docstring); returns
     (gain, missing_left) and leaves the set in scratch[3]; gain -inf when none is admissible.
     bins, scan: best_newton_threshold's scratch."""
-    sorted_hist, order, keys, bits = scratch
+    sorted_hist, order, keys, bits, _, _ = scratch
     m = occupied_bins(hist, n_bins, COUNT_CHANNEL, order)
     for i in range(m):
         c = order[i]
         denominator = hist[c, HESSIAN_CHANNEL] + reg_lambda
         keys[i] = hist[c, GRADIENT_CHANNEL] / denominator if denominator > 0.0 else 0.0
-    _sorted_histogram(hist, order, m, keys, sorted_hist)
+    _sorted_histogram(hist, m, scratch)
     gain, last_left, missing_left = best_newton_threshold(
         sorted_hist, m, sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight, bins,
         scan)
@@ -112,12 +118,12 @@ def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
     return gain, missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_weight, left,
                   right, scratch, best_bits):
     """Best set split of one feature of a CART tree (module docstring); returns
     (gain, missing_left), the set in best_bits. hist channels: the stats, then the count."""
-    sorted_hist, order, keys, bits = scratch
+    sorted_hist, order, keys, bits, _, _ = scratch
     n_stats = sums.shape[0] - 1
     n_orders = 1 if criterion == NEWTON or n_stats == 2 else n_stats
     best_gain = -np.inf
@@ -133,7 +139,7 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
                 for s in range(n_stats):
                     weight += hist[c, s]
                 keys[i] = hist[c, 1 if n_stats == 2 else k] / weight
-        _sorted_histogram(hist, order, m, keys, sorted_hist)
+        _sorted_histogram(hist, m, scratch)
         gain, last_left, missing_left = best_threshold(
             sorted_hist, m, sums, criterion, 0.0, 0.0, min_samples_leaf, min_child_weight,
             left, right)
@@ -144,24 +150,25 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
     return best_gain, best_missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def random_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_weight, left,
                     right, scratch, best_bits):
     """Extra trees: the node's categories in a random order, the first 1..m - 1 of them (a
     uniform cut) left; missing values on the better side. Returns (gain, missing_left), the
     set in best_bits; -inf when the node has fewer than two categories."""
-    sorted_hist, order, keys, bits = scratch
+    sorted_hist, order, keys, bits, _, _ = scratch
     n_stats = sums.shape[0] - 1
     m = occupied_bins(hist, n_bins, n_stats, order)
     if m < 2:
         return -np.inf, False
     for i in range(m):
         keys[i] = np.random.random()
-    _sorted_histogram(hist, order, m, keys, sorted_hist)
+    _sorted_histogram(hist, m, scratch)
     n_left = 1 + np.random.randint(m - 1)
-    left[:] = 0.0
-    for i in range(n_left):
-        left += sorted_hist[i]
+    for channel in range(left.shape[0]):
+        left[channel] = 0.0
+        for i in range(n_left):
+            left[channel] += sorted_hist[i, channel]
     parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
     gain, missing_left = best_missing_side(sorted_hist, sums, parent_score, criterion, 0.0, 0.0,
                                            min_samples_leaf, min_child_weight, left, right)
@@ -171,11 +178,12 @@ def random_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_w
     return gain, missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def set_sums(hist, bits, out):
     """out = the channel sums of the histogram rows whose code is in the set (a set split's
     left child, from its parent's histogram of the split feature)."""
     out[:] = 0.0
     for b in range(N_BIN_SLOTS):
         if in_set(bits, b):
-            out += hist[b]
+            for channel in range(out.shape[0]):
+                out[channel] += hist[b, channel]

@@ -14,9 +14,9 @@ so that one scan serves all of them:
 """
 
 import numpy as np
-from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.borrowing import borrowing, borrowing_numpy_errors
 from ensembles.engine.cart_histogram import (
     SQUARED_TARGET_CHANNEL,
     TWO_CLASS_COUNT_CHANNEL,
@@ -30,7 +30,7 @@ ENTROPY = np.int64(2)
 TIE_TOLERANCE = 1e-10
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def improves(gain, best_gain):
     """True when a feature's `gain` beats the best of the features before it by more than the
     rounding of a histogram sum (TIE_TOLERANCE, relative): two features inducing the same
@@ -41,7 +41,7 @@ def improves(gain, best_gain):
     return gain > best_gain + TIE_TOLERANCE * abs(best_gain)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def soft_threshold(value, alpha):
     """T_alpha(x) = sign(x) * max(|x| - alpha, 0): the L1 shrinkage of the gradient sum."""
     if value > alpha:
@@ -51,7 +51,7 @@ def soft_threshold(value, alpha):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
     """S(node) of the module docstring, from the node's channel sums."""
     if criterion == NEWTON:
@@ -73,7 +73,7 @@ def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
     return score
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def node_weight(sums, n_stats, criterion):
     """Hessian sum H for NEWTON, total sample weight W for the impurity criteria."""
     if criterion == NEWTON:
@@ -84,7 +84,7 @@ def node_weight(sums, n_stats, criterion):
     return total
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def node_impurity(sums, n_stats, criterion):
     """Per-unit-weight impurity (gini, entropy, or variance when a w*y^2 channel exists).
 
@@ -105,7 +105,7 @@ def node_impurity(sums, n_stats, criterion):
     return impurity
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, out):
     """NEWTON: w* = -T_alpha(G) / (H + lambda) (CSC411, optimal leaf weight); else p_k = w_k / W,
     with the class weights w_k >= 0 by definition (a weight found by subtracting a sibling's can
@@ -123,7 +123,7 @@ def leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, out):
         out[k] /= total
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
                    min_samples_leaf, min_child_weight, left, right):
     """Scan one feature's histogram for the split "code <= b" of largest gain.
@@ -157,7 +157,7 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
     return best_gain, best_bin, best_missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, reg_alpha,
                      min_samples_leaf, min_child_weight, left, right):
     """Extra-trees split (Geurts et al. 2006; Straka, "Extra Trees"): a threshold u drawn
@@ -194,7 +194,7 @@ def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, 
     return gain, threshold_bin, missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def best_missing_side(hist, parent, parent_score, criterion, reg_lambda, reg_alpha,
                        min_samples_leaf, min_child_weight, left, right):
     """Gain of the split whose non-missing left side sums to `left`, with the missing rows sent
@@ -229,7 +229,7 @@ def best_missing_side(hist, parent, parent_score, criterion, reg_lambda, reg_alp
     return best_gain, best_missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _larger_side_is_left(hist, threshold_bin, n_stats, n_node):
     """Without missing values in training, NaN later follows the child with more samples."""
     n_left = 0.0
@@ -238,7 +238,7 @@ def _larger_side_is_left(hist, threshold_bin, n_stats, n_node):
     return n_left >= n_node - n_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
                              min_samples_leaf, min_child_weight, scan):
     """best_threshold for GINI or ENTROPY on a two-class (w_0, w_1, count) histogram: the same
@@ -266,7 +266,7 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
                                  parent[TWO_CLASS_COUNT_CHANNEL])
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n):
     """Pass 3 of the vectorized scans: (gain, bin, missing_left) of the first largest gain,
     missing-right preferred on ties, as best_threshold; without missing rows in the node,
@@ -293,7 +293,7 @@ def _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n):
     return best_gain, bins[best], best_missing_left
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
     """Pass 1 of best_two_class_threshold and best_newton_threshold: the left side's sums of
     channels 0, 1 and the count (w_0, w_1 or g, h) at each occupied
@@ -331,7 +331,7 @@ def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
     return n_candidates
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent, parent_score, criterion,
                  min_count, min_child_weight, gains):
     """Pass 2 of best_two_class_threshold: gains[i] = _two_class_split_gain of left side i."""
@@ -347,7 +347,7 @@ def _split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent, parent_score, 
                                          min_count, min_child_weight)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing_numpy_errors
 def _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent_0, parent_1, parent_n,
                       parent_score, min_count, min_child_weight, gains):
     """_split_gains for GINI without a branch, so that the loop is vectorized: each term
@@ -372,7 +372,7 @@ def _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent_0, parent_
         gains[i] = left_score + right_score - parent_score if admissible else -np.inf
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _two_class_score(weight_0, weight_1, criterion):
     """node_score for GINI or ENTROPY from the scalar class weights w_0, w_1."""
     total = 0.0 + weight_0 + weight_1
@@ -390,7 +390,7 @@ def _two_class_score(weight_0, weight_1, criterion):
     return score
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, left_1, left_n,
                           criterion, min_count, min_child_weight):
     """best_missing_side's gain of one side-pair for two classes; -inf when inadmissible."""
@@ -405,7 +405,7 @@ def _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, le
             + _two_class_score(right_0, right_1, criterion) - parent_score)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_samples_leaf,
                           min_child_weight, bins, scan):
     """best_threshold for NEWTON on a (g, h, count) histogram: the same gains in the same
@@ -432,7 +432,7 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
     return _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@borrowing_numpy_errors
 def _newton_split_gains(lefts_g, lefts_h, lefts_n, n_candidates, parent_g, parent_h, parent_n,
                         parent_score, reg_lambda, reg_alpha, min_count, min_child_weight,
                         gains):
@@ -462,7 +462,7 @@ def _newton_split_gains(lefts_g, lefts_h, lefts_n, n_candidates, parent_g, paren
         gains[i] = left_score + right_score - parent_score if admissible else -np.inf
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _newton_score(grad, hess, reg_lambda, reg_alpha):
     """node_score for NEWTON from scalar sums G, H."""
     denominator = hess + reg_lambda

@@ -24,6 +24,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from ensembles.engine.llvm_arrays import check_array, element_pointer, unless_jit_disabled
+from ensembles.engine.merge_sort import sort_by_key
 
 WORKERS = 64  # the most threads that share a queue
 
@@ -75,25 +76,9 @@ def chunk_nodes(n_rows, chunk_rows):
 
 @njit(cache=True, nogil=True)
 def largest_first(item_rows):
-    """The order in which the threads take the items: most rows first, ties in item order. A
-    bottom-up merge sort of the item indices, runs of width 1, 2, 4, ... (numba's own stable
-    argsort took 2.3 s of a cold start to compile, this one 0.1 s)."""
+    """The order in which the threads take the items: most rows first, ties in item order
+    (merge_sort.sort_by_key of the item indices by minus their rows)."""
     n_items = item_rows.shape[0]
     order = np.arange(n_items)
-    merged = np.empty(n_items, dtype=np.int64)
-    width = 1
-    while width < n_items:
-        for start in range(0, n_items, 2 * width):
-            middle, stop = min(start + width, n_items), min(start + 2 * width, n_items)
-            left, right = start, middle
-            for out in range(start, stop):
-                if right == stop or (left < middle
-                                     and item_rows[order[left]] >= item_rows[order[right]]):
-                    merged[out] = order[left]
-                    left += 1
-                else:
-                    merged[out] = order[right]
-                    right += 1
-        order, merged = merged, order
-        width *= 2
+    sort_by_key(-item_rows, order, n_items, np.empty_like(item_rows), np.empty_like(order))
     return order
