@@ -24,6 +24,7 @@ from numba import njit, prange
 
 from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.categories import CATEGORY_SET, best_newton_set, empty_set_scratch, set_sums
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
@@ -238,7 +239,7 @@ def _free_slot_stack(first, n_slots):
     return stack
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _left_sums(hist, split_bin, missing_left, bits, out):
     """out = the channel sums of a split's left child from the parent's histogram of the split
     feature: bins 0..split_bin, and the missing bin when missing values go left; for a set
@@ -246,11 +247,12 @@ def _left_sums(hist, split_bin, missing_left, bits, out):
     if split_bin == CATEGORY_SET:
         set_sums(hist, bits, out)
         return
-    out[:] = 0.0
-    for b in range(split_bin + 1):
-        out += hist[b]
-    if missing_left:
-        out += hist[MISSING_BIN]
+    for channel in range(out.shape[0]):
+        out[channel] = 0.0
+        for b in range(split_bin + 1):
+            out[channel] += hist[b, channel]
+        if missing_left:
+            out[channel] += hist[MISSING_BIN, channel]
 
 
 @njit(cache=True)

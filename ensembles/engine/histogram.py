@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import N_BIN_SLOTS
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 from ensembles.engine.simd import LANES, add_four_lanes
 from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
@@ -67,7 +68,7 @@ def empty_chunk_histograms(n_rows, n_used):
     return empty_histograms(n_rows // CHUNK_ROWS, n_used)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def sum_node_stats(rows, start, stop, stats, out):
     """out[c] = sum of stats[i, c] over the node rows; last entry counts them."""
     n_stats = stats.shape[1]
@@ -81,7 +82,7 @@ def sum_node_stats(rows, start, stop, stats, out):
     out[n_stats] = stop - start
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def build_gradient_histograms(codes, rows, start, stop, stats, features, first_used, last_used,
                               hist):
     """hist[k] = (g, h, count, 0) histogram of column features[k] over rows[start:stop], for
@@ -174,7 +175,7 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
             hist += chunk_hists[chunk - t - 1, k]
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def subtract_histogram(parent, child):
     """parent -= child, in place: the sibling's histogram without a pass over its rows."""
     for k in range(parent.shape[0]):

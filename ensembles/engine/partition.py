@@ -5,13 +5,14 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.borrowing import borrowing
 from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
 PARTITION_CHUNK_ROWS = 1 << 12  # rows per work item: a small node is still shared
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _split_chunk(column, threshold_bin, missing_left, bits, partition, scratch, lo, hi):
     """Rows partition[lo:hi] into scratch[lo:hi]: the left ones from lo up in order, the right
     ones from hi - 1 down (reversed); returns the number of left rows. A set split
