@@ -79,6 +79,7 @@ def largest_first(item_rows):
     """The order in which the threads take the items: most rows first, ties in item order
     (merge_sort.sort_by_key of the item indices by minus their rows)."""
     n_items = item_rows.shape[0]
-    order = np.arange(n_items)
-    sort_by_key(-item_rows, order, n_items, np.empty_like(item_rows), np.empty_like(order))
+    order = np.arange(n_items).astype(np.int32)  # the types of the category orders' sort
+    sort_by_key(-item_rows.astype(np.float64), order, n_items, np.empty(n_items),
+                np.empty(n_items, dtype=np.int32))
     return order
