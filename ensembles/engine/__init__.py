@@ -19,6 +19,8 @@ Which module does what, for whom:
 | categories      | splits of a categorical feature into two category    | both growers, tree,  |
 |                 | sets: the orders, the scans, the 256-bit sets        | partitions           |
 | tree            | the grown tree: prediction, importances              | every estimator      |
+| bootstrap       | a forest tree's bootstrap counts, scikit-learn's     | forests              |
+|                 | draws for the tree's seed                            |                      |
 | work_queue      | row chunks as work items, taken largest first        | histogram, partition |
 | merge_sort      | a stable sort of (key, item) pairs, no allocation    | work_queue,          |
 |                 |                                                      | categories           |

@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
+from ensembles.engine.bootstrap import bootstrap_counts
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
 from ensembles.methods.cart import CartParams, grow_cart
@@ -55,11 +56,11 @@ def _check_tree_params(estimator) -> None:
 
 
 def _bootstrap_counts(seed: int, n_samples: int, bootstrap: bool) -> np.ndarray:
-    """How often each row is drawn: n draws with replacement, or every row once."""
+    """How often each row is drawn: n draws with replacement (scikit-learn's draws for this
+    seed: engine.bootstrap), or every row once."""
     if not bootstrap:
         return np.ones(n_samples)
-    draws = np.random.RandomState(seed).randint(0, n_samples, n_samples)
-    return np.bincount(draws, minlength=n_samples).astype(np.float64)
+    return bootstrap_counts(seed, n_samples)
 
 
 class _BaseForest(BaseEstimator):
