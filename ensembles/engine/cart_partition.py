@@ -51,7 +51,7 @@ def partition_node(codes, feature, threshold_bin, missing_left, bits, partition,
             left_sums[channel] += stats[row, channel] if goes_left else 0.0
         n_left += np.uint64(goes_left)
         n_right += np.uint64(not goes_left)
-    n_left = np.int64(n_left)  # counted unsigned; signed for the slices and the caller
+    n_left = np.int64(n_left)  # counted unsigned; signed for the copy and the caller
     for i in range(stop - start - n_left):  # a loop: a slice assignment allocates
         partition[start + n_left + i] = scratch[i]
     left_sums[n_stats] = n_left

@@ -208,7 +208,7 @@ def _pack_tree(feature, threshold, missing_left, left, right, value, offset, nod
             nodes[2 * node] = 2 * feature[i] + (0 if missing_left[i] else 1)
             nodes[2 * node + 1] = offset + left[i]
             thresholds[node] = threshold[i]
-        for output in range(value.shape[1]):  # a loop: a row assignment is 5x slower
+        for output in range(value.shape[1]):  # a loop: a row assignment allocates
             values[node, output] = value[i, output]
     return True
 
