@@ -24,8 +24,8 @@ Which module does what, for whom:
 | work_queue      | row chunks as work items, taken largest first        | histogram, partition |
 | merge_sort      | a stable sort of (key, item) pairs, no allocation    | work_queue,          |
 |                 |                                                      | categories           |
-| borrowing       | the inner kernels' decorators: no reference counts   | the kernels' helpers |
-|                 | on the arrays they borrow, no allocation             |                      |
+| borrowing       | the inner kernels' decorators: no reference counts   | the growers' inner   |
+|                 | on the arrays they borrow, no allocation             | kernels, packing     |
 | simd, prefetch, | LLVM intrinsics: four-lane add, software prefetch,   | the histogram and    |
 | llvm_arrays     | an element's address, type checks; plain Python      | partition kernels    |
 |                 | under NUMBA_DISABLE_JIT=1 (to step through the code) |                      |
