@@ -14,9 +14,11 @@ import random
 import numpy as np
 from numba import njit
 
+from ensembles.engine.llvm_arrays import unless_jit_disabled
+
 
 @njit(cache=True, nogil=True)
-def bootstrap_counts(seed, n_samples):
+def _drawn_counts(seed, n_samples):
     """counts[i] = how often row i is among the draws of RandomState(seed).randint(0,
     n_samples, n_samples), as float64; seed < 2^32."""
     random.seed(seed)
@@ -31,3 +33,13 @@ def bootstrap_counts(seed, n_samples):
             row = random.getrandbits(32) & mask
         counts[row] += 1.0
     return counts
+
+
+def _drawn_counts_python(seed, n_samples):
+    """_drawn_counts under NUMBA_DISABLE_JIT, by numpy itself: Python's own random.seed seeds
+    its Mersenne Twister another way (init_by_array)."""
+    draws = np.random.RandomState(seed).randint(0, n_samples, n_samples)
+    return np.bincount(draws, minlength=n_samples).astype(np.float64)
+
+
+bootstrap_counts = unless_jit_disabled(_drawn_counts, _drawn_counts_python)

@@ -34,6 +34,6 @@ def check_integer(name, index):
 
 
 def unless_jit_disabled(intrinsic_function, python_function):
-    """The intrinsic, or its plain-Python equivalent under NUMBA_DISABLE_JIT (an intrinsic
-    cannot run in Python)."""
+    """The intrinsic (or kernel), or its plain-Python equivalent under NUMBA_DISABLE_JIT (an
+    intrinsic cannot run in Python; numba's random.seed seeds otherwise than Python's)."""
     return python_function if config.DISABLE_JIT else intrinsic_function
