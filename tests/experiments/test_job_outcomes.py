@@ -202,7 +202,6 @@ def test_ctrl_c_inside_a_numba_kernel_is_an_interrupt_not_a_failure(compose_job,
     assert logged.info.status == "KILLED"
 
 
-
 def _system_error_during_interrupt(as_cause: bool) -> SystemError:
     """A kernel's SystemError raised while a KeyboardInterrupt was handled: the interrupt as its
     cause, or only as its context."""
@@ -219,10 +218,8 @@ def _system_error_during_interrupt(as_cause: bool) -> SystemError:
 
 
 def test_an_interrupt_behind_a_kernels_error_is_found_as_cause_or_context():
-    from experiments.run import user_interrupt
-
     for as_cause in (True, False):
         error = _system_error_during_interrupt(as_cause)
         assert (error.__cause__ is None) != as_cause
-        assert isinstance(user_interrupt(error), KeyboardInterrupt)
-    assert user_interrupt(ValueError("bad input")) is None
+        assert isinstance(run.user_interrupt(error), KeyboardInterrupt)
+    assert run.user_interrupt(ValueError("bad input")) is None
