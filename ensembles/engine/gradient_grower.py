@@ -89,6 +89,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     usable = (np.empty((capacity, n_used), dtype=np.bool_) if node_feature_fraction < 1.0
               else np.ones((1, n_used), dtype=np.bool_))  # drawn for each node that may split
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
+    node_arrays.start_tree(feature, threshold_bin, missing_left, left_child, right_child, gain,
+                           node_start, node_stop, node_depth, is_open, best_gain, best_feature,
+                           best_bin, best_missing_left, category_bits)
 
     pool, chunk_pool = workspace
     if pool.shape[1] != n_used or chunk_pool.shape[0] < n_rows // CHUNK_ROWS:

@@ -42,31 +42,37 @@ def max_leaf_count(n_rows, max_depth, max_leaves):
 @njit(cache=True, nogil=True)
 def empty_nodes(capacity):
     """(feature, threshold_bin, missing_left, left_child, right_child, gain, node_start,
-    node_stop, node_depth) for capacity nodes. Only the root is set (a leaf at depth 0, rows
-    0..0); record_split sets each child it makes, so a tree touches the memory of its own
-    nodes only (a forest tree of 11k nodes has room for 101k: filling every entry cost 15 MB of
-    a forest fit's peak)."""
-    arrays = (np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
-              np.empty(capacity, dtype=np.bool_), np.empty(capacity, dtype=np.int32),
-              np.empty(capacity, dtype=np.int32), np.empty(capacity),
-              np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
-              np.empty(capacity, dtype=np.int32))
-    feature, threshold_bin, missing_left, left_child, right_child, gain = arrays[:6]
-    _make_leaf(ROOT, feature, threshold_bin, missing_left, left_child, right_child, gain)
-    node_start, node_stop, node_depth = arrays[6:]
-    node_start[ROOT] = node_stop[ROOT] = node_depth[ROOT] = 0
-    return arrays
+    node_stop, node_depth) for capacity nodes, unset: start_tree sets the root and record_split
+    each child it makes, so a tree touches the memory of its own nodes only (a forest tree of
+    11k nodes has room for 101k: filling every entry cost 15 MB of a forest fit's peak)."""
+    return (np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
+            np.empty(capacity, dtype=np.bool_), np.empty(capacity, dtype=np.int32),
+            np.empty(capacity, dtype=np.int32), np.empty(capacity),
+            np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
+            np.empty(capacity, dtype=np.int32))
 
 
 @njit(cache=True, nogil=True)
 def empty_open_nodes(capacity):
-    """(is_open, best_gain, best_feature, best_bin, best_missing_left), set for the root only
-    (empty_nodes): not open, no split found."""
-    arrays = (np.empty(capacity, dtype=np.bool_), np.empty(capacity),
-              np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
-              np.empty(capacity, dtype=np.bool_))
-    _close(ROOT, *arrays)
-    return arrays
+    """(is_open, best_gain, best_feature, best_bin, best_missing_left) for capacity nodes,
+    unset (empty_nodes)."""
+    return (np.empty(capacity, dtype=np.bool_), np.empty(capacity),
+            np.empty(capacity, dtype=np.int32), np.empty(capacity, dtype=np.int32),
+            np.empty(capacity, dtype=np.bool_))
+
+
+@borrowing
+def start_tree(feature, threshold_bin, missing_left, left_child, right_child, gain, node_start,
+               node_stop, node_depth, is_open, best_gain, best_feature, best_bin,
+               best_missing_left, category_bits):
+    """A tree of its root alone: a leaf at depth 0 over rows 0..0, not open, no split found,
+    an empty category set. The arrays may hold an earlier tree (a reused workspace): nothing
+    else is read before it is set."""
+    _make_leaf(ROOT, feature, threshold_bin, missing_left, left_child, right_child, gain)
+    node_start[ROOT] = node_stop[ROOT] = node_depth[ROOT] = 0
+    _close(ROOT, is_open, best_gain, best_feature, best_bin, best_missing_left)
+    for word in range(category_bits.shape[1]):
+        category_bits[ROOT, word] = 0
 
 
 @borrowing
@@ -161,12 +167,10 @@ def grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child, right_
 
 @njit(cache=True, nogil=True)
 def empty_category_sets(capacity, categorical):
-    """A category set per node when some feature is categorical, else one unused row; the
-    root's is empty, and record_split empties each child's (empty_nodes)."""
+    """A category set per node when some feature is categorical, else one unused row; unset
+    (start_tree empties the root's, record_split each child's)."""
     n_rows = capacity if np.any(categorical) else 1
-    bits = np.empty((n_rows, SET_WORDS), dtype=np.uint32)
-    bits[ROOT] = 0
-    return bits
+    return np.empty((n_rows, SET_WORDS), dtype=np.uint32)
 
 
 @borrowing

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.splitting import GINI
-from ensembles.methods.cart import CartParams, grow_cart
+from ensembles.methods.cart import CartGrower, CartParams
 from ensembles.methods.validation import (
     encode_classes,
     validate_prediction_data,
@@ -58,9 +58,12 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         one_hot = np.eye(n_classes)[y_codes]
         weight = weight / weight.sum()
         rng = check_random_state(self.random_state)
+        grower = CartGrower(self._bin_mapper, CartParams(max_features=codes.shape[1],
+                                                         criterion=GINI, max_depth=self.max_depth),
+                            *one_hot.shape)
         self.estimators_, weights, errors = [], [], []
         for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
-            tree = self._grow_tree(codes, one_hot, weight, rng.randint(SEED_RANGE))
+            tree = self._grow_tree(grower, codes, one_hot, weight, rng.randint(SEED_RANGE))
             incorrect = np.argmax(tree.predict_binned(codes), axis=1) != y_codes
             error = float(np.average(incorrect, weights=weight))
             if error <= 0.0:
@@ -84,12 +87,12 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         self.estimator_errors_ = np.array(errors)
         return self
 
-    def _grow_tree(self, codes, one_hot, weight, seed):
+    @staticmethod
+    def _grow_tree(grower, codes, one_hot, weight, seed):
         """A weighted-Gini CART tree over every feature (scikit-learn's DecisionTreeClassifier
         of the same max_depth)."""
         rows = np.flatnonzero(weight > 0).astype(np.int32)
-        params = CartParams(max_features=codes.shape[1], criterion=GINI, max_depth=self.max_depth)
-        return grow_cart(codes, one_hot * weight[:, None], rows, self._bin_mapper, params, seed)
+        return grower.grow(codes, one_hot * weight[:, None], rows, seed)
 
     def _staged_scores(self, X):
         """After each round m: f_k = sum_{j <= m} alpha_j h_jk / sum_{j <= m} alpha_j with

@@ -2,11 +2,12 @@
 record, as TreeParams is for boosting."""
 
 import dataclasses
+import queue
 
 import numpy as np
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.cart_grower import grow_cart_tree
+from ensembles.engine.cart_grower import cart_workspace, grow_cart_tree
 from ensembles.engine.splitting import GINI
 from ensembles.engine.tree import Tree
 
@@ -34,15 +35,35 @@ class CartParams:
     random_splits: bool = False
 
 
-def grow_cart(codes: np.ndarray, stats: np.ndarray, rows: np.ndarray, bin_mapper: BinMapper,
-              params: CartParams, seed: int) -> Tree:
-    """One tree on the binned `codes` and per-row `stats` (class weights, or (g, h, w y^2)) of
-    the int32 `rows`."""
-    arrays = grow_cart_tree(codes, stats, rows, bin_mapper.n_bins_,
-                            bin_mapper.bin_upper_values_, bin_mapper.categorical_,
-                            params.criterion, params.max_depth,
-                            params.max_leaf_nodes, params.min_samples_split,
-                            params.min_samples_leaf, params.min_child_weight,
-                            params.min_split_gain, params.max_features, params.random_splits,
-                            seed)
-    return Tree.from_grown(arrays, bin_mapper)
+class CartGrower:
+    """Grows the trees of one fit (a forest's or AdaBoost's) with its bins and parameters on
+    `n_stats` statistics of up to `n_rows` rows. Each tree borrows a workspace
+    (engine.cart_grower.cart_workspace) from those the fit made, one per thread that grows at
+    the same time, and gives it back: the node arrays are allocated once per thread, not once
+    per tree."""
+
+    def __init__(self, bin_mapper: BinMapper, params: CartParams, n_rows: int, n_stats: int):
+        self.bin_mapper = bin_mapper
+        self.params = params
+        self.n_rows = n_rows
+        self.n_stats = n_stats
+        self._free_workspaces = queue.SimpleQueue()
+
+    def grow(self, codes: np.ndarray, stats: np.ndarray, rows: np.ndarray, seed: int) -> Tree:
+        """One tree on the binned `codes` and per-row `stats` (class weights, or
+        (g, h, w y^2)) of the int32 `rows`."""
+        params = self.params
+        try:
+            workspace = self._free_workspaces.get_nowait()
+        except queue.Empty:
+            workspace = cart_workspace(self.n_rows, codes.shape[1], self.n_stats,
+                                       params.criterion, params.max_depth,
+                                       params.max_leaf_nodes, self.bin_mapper.categorical_)
+        arrays = grow_cart_tree(codes, stats, rows, self.bin_mapper.n_bins_,
+                                self.bin_mapper.bin_upper_values_, self.bin_mapper.categorical_,
+                                params.criterion, params.max_depth, params.max_leaf_nodes,
+                                params.min_samples_split, params.min_samples_leaf,
+                                params.min_child_weight, params.min_split_gain,
+                                params.max_features, params.random_splits, seed, workspace)
+        self._free_workspaces.put(workspace)
+        return Tree.from_grown(arrays, self.bin_mapper)

@@ -26,7 +26,7 @@ from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.bootstrap import bootstrap_counts
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
-from ensembles.methods.cart import CartParams, grow_cart
+from ensembles.methods.cart import CartGrower, CartParams
 from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import (
     encode_classes,
@@ -87,9 +87,10 @@ class _BaseForest(BaseEstimator):
             max_depth=self.max_depth or 0, max_leaf_nodes=self.max_leaf_nodes or 0,
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
             random_splits=self._random_splits)
+        grower = CartGrower(self._bin_mapper, params, *unit_stats.shape)
         seeds = check_random_state(self.random_state).randint(SEED_RANGE, size=self.n_estimators)
         trees = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")(
-            delayed(self._grow_tree)(codes, unit_stats, sample_weight, params, seed)
+            delayed(self._grow_tree)(grower, codes, unit_stats, sample_weight, seed)
             for seed in seeds)
         self.estimators_ = list(progress(trees, self.n_estimators, self.verbose, "tree"))
         packed_trees(self, "estimators", self.estimators_)  # packed for prediction once
@@ -97,12 +98,11 @@ class _BaseForest(BaseEstimator):
             self._set_oob_score(codes, y, seeds)
         return self
 
-    def _grow_tree(self, codes, unit_stats, sample_weight, params, seed):
+    def _grow_tree(self, grower, codes, unit_stats, sample_weight, seed):
         counts = _bootstrap_counts(seed, codes.shape[0], self.bootstrap)
         weights = sample_weight * counts
         rows = np.flatnonzero(weights > 0).astype(np.int32)
-        return grow_cart(codes, unit_stats * weights[:, None], rows, self._bin_mapper, params,
-                         seed)
+        return grower.grow(codes, unit_stats * weights[:, None], rows, seed)
 
     def _checked_trees(self, X):
         """(X validated for prediction, the packed trees) of a fitted forest."""

@@ -5,7 +5,7 @@ import pytest
 from numba import njit
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.cart_grower import grow_cart_tree
+from ensembles.engine.cart_grower import cart_workspace, grow_cart_tree
 from ensembles.engine.gradient_grower import DEPTHWISE, gradient_workspace, grow_gradient_tree
 from ensembles.engine.node_arrays import max_leaf_count, may_split
 from ensembles.engine.splitting import GINI
@@ -45,10 +45,12 @@ def _data():
 
 def _cart(max_depth, min_samples_leaf):
     codes, y, bin_mapper = _data()
+    workspace = cart_workspace(len(y), codes.shape[1], 2, GINI, max_depth, 0,
+                               bin_mapper.categorical_)
     return grow_cart_tree(codes, np.eye(2)[y], np.arange(len(y), dtype=np.int32),
                           bin_mapper.n_bins_, bin_mapper.bin_upper_values_,
                           bin_mapper.categorical_, GINI, max_depth, 0,
-                          2, min_samples_leaf, 0.0, -np.inf, 3, False, 0)
+                          2, min_samples_leaf, 0.0, -np.inf, 3, False, 0, workspace)
 
 
 def test_cart_max_depth_zero_is_no_limit_as_in_the_gradient_grower():
@@ -93,9 +95,9 @@ def _scribble(n_bytes):
 
 
 def test_node_arrays_hold_only_set_entries_although_they_start_uninitialised():
-    """empty_nodes leaves every entry but the root unset and record_split sets each child: a
-    tree grown over dirty memory equals one grown before it, and each leaf is a plain leaf
-    (no feature, no children, bin 0, no gain)."""
+    """empty_nodes leaves every entry unset, start_tree sets the root and record_split each
+    child: a tree grown over dirty memory equals one grown before it, and each leaf is a plain
+    leaf (no feature, no children, bin 0, no gain)."""
     first = _cart(0, 1)
     _scribble(1 << 24)
     second = _cart(0, 1)
