@@ -87,7 +87,8 @@ class Tree:
     def add_by_partition(self, partition: np.ndarray, node_start: np.ndarray,
                          columns: np.ndarray, out: np.ndarray) -> None:
         """out[i] += leaf value of training row i, read from the grower's partition (the rows
-        of node j are partition[node_start[j]:node_start[j] + n_samples[j]]): no tree walk.
+        of node j are partition[node_start[j]:node_start[j] + n_samples[j]], increasing, and
+        the partition holds rows 0 .. len(out) - 1): no tree walk.
         The rows of a split whose children have node_start -1 (not partitioned) take one step
         down it, reading their codes in `columns` (column-major, as grown)."""
         _add_leaf_values_partition(self.feature, self.threshold_bin, self.category_bits,
@@ -215,7 +216,7 @@ def _pack_tree(feature, threshold, missing_left, left, right, value, offset, nod
 
 ROW_BLOCK = 64
 MAX_GROUP_BLOCKS = 64  # 4096 rows a group: 11k-node forest trees were as fast with 64 to 256
-PARTITION_BLOCK = 1 << 14  # positions of the partition per parallel item of add_by_partition
+PARTITION_ROW_BLOCK = 1 << 14  # rows per parallel item of add_by_partition
 
 
 @njit(cache=True, inline="always")
@@ -345,41 +346,42 @@ def _add_leaf_values_binned(feature, threshold_bin, category_bits, missing_left,
 def _add_leaf_values_partition(feature, threshold_bin, category_bits, missing_left, left,
                                right, value, partition, node_start, n_samples, columns, out):
     """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
-    partitioned) tile it in node_start order; blocks of PARTITION_BLOCK positions are added
-    in parallel, each row once. A range's values are read once before its rows: with the
-    value read per row and a software prefetch of out, the add was 4x slower (0.8 against
-    3.1 ms for 800k rows, measured; a range's rows increase, which the hardware prefetches)."""
+    partitioned) hold every row once, each range's rows increasing (the grower's partition is
+    stable and starts from increasing rows). Blocks of PARTITION_ROW_BLOCK rows are added in
+    parallel: a block finds its rows in each range by binary search and adds them, so that a
+    thread writes to its block's 128 KB of `out` only, which stays in cache. Cutting the
+    partition's positions into blocks instead sent each thread's writes all over `out`:
+    2.3 against 0.95 ms for 800k rows, 0.9 against 0.32 ms for a 240k-row column of an
+    8-class fit (measured; blocks of 4k-64k rows were within 30%, 256k rows 1.8 ms). A
+    range's values are read once before its rows."""
     final = np.zeros(feature.shape[0], dtype=np.bool_)
     for node in range(feature.shape[0]):
         final[node] = node_start[node] >= 0 and (feature[node] == LEAF
                                                   or node_start[left[node]] < 0)
     ranges = np.flatnonzero(final)
-    ranges = ranges[np.argsort(node_start[ranges])]
-    range_start = node_start[ranges]
-    n_positions = partition.shape[0]
-    for block in prange((n_positions + PARTITION_BLOCK - 1) // PARTITION_BLOCK):
-        position = block * PARTITION_BLOCK
-        block_stop = min(position + PARTITION_BLOCK, n_positions)
-        at = np.searchsorted(range_start, position, side="right") - 1
-        while position < block_stop:
-            node = ranges[at]
-            stop = min(block_stop, node_start[node] + n_samples[node])
+    n_rows = out.shape[0]
+    for block in prange((n_rows + PARTITION_ROW_BLOCK - 1) // PARTITION_ROW_BLOCK):
+        lo = block * PARTITION_ROW_BLOCK
+        hi = min(lo + PARTITION_ROW_BLOCK, n_rows)
+        for node in ranges:
+            start = node_start[node]
+            rows = partition[start:start + n_samples[node]]
+            first = np.uint64(start + np.searchsorted(rows, lo))
+            stop = np.uint64(start + np.searchsorted(rows, hi))
             for k in range(value.shape[1]):
                 if feature[node] == LEAF:
                     leaf_value = value[node, k]
-                    for p in range(np.uint64(position), np.uint64(stop)):
+                    for p in range(first, stop):
                         out[np.uint64(partition[p]), k] += leaf_value
                 else:
                     column = columns[:, feature[node]]
                     left_value = value[left[node], k]
                     right_value = value[right[node], k]
-                    for p in range(np.uint64(position), np.uint64(stop)):
+                    for p in range(first, stop):
                         row = np.uint64(partition[p])
                         goes_left = _code_goes_left(column[row], node, threshold_bin,
                                                     category_bits, missing_left)
                         out[row, k] += left_value if goes_left else right_value
-            position = stop
-            at += 1
 
 
 @njit(cache=True)

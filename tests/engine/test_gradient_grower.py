@@ -13,7 +13,7 @@ from ensembles.engine.gradient_grower import (
 )
 from ensembles.engine.histogram import empty_histograms
 from ensembles.engine.node_arrays import max_leaf_count
-from ensembles.engine.tree import LEAF, PARTITION_BLOCK, Tree
+from ensembles.engine.tree import LEAF, PARTITION_ROW_BLOCK, Tree
 
 
 @pytest.mark.parametrize(("grow_policy", "max_depth", "max_leaves"),
@@ -22,7 +22,7 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     """add_by_partition (the grower's partition, the last split's rows routed by the split)
     adds to each training row exactly the value a walk of its codes reaches."""
     rng = np.random.default_rng(6)
-    n_rows = 2 * PARTITION_BLOCK + 900  # blocks that cut across the partition's ranges
+    n_rows = 2 * PARTITION_ROW_BLOCK + 900  # blocks that cut across the partition's ranges
     X = rng.normal(size=(n_rows, 4))
     X[rng.uniform(size=X.shape) < 0.1] = np.nan
     finite = np.nan_to_num(X)
