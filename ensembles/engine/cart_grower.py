@@ -46,7 +46,7 @@ def cart_workspace(n_rows, n_features, n_stats, criterion, max_depth, max_leaf_n
     """Room for grow_cart_tree on up to n_rows rows, which the trees of a fit reuse one after
     the other: (nodes, open nodes, partition, work) as _grow_nodes groups them, the node arrays
     for the most nodes such rows make (node_arrays.max_leaf_count). A forest whose every tree
-    made its own room left the threads' heaps fragmented: 12 MB more peak memory on the bench's
+    made its own room left the threads' heaps fragmented: 10 MB more peak memory on the bench's
     100 trees (measured)."""
     capacity = 2 * node_arrays.max_leaf_count(n_rows, max_depth, max_leaf_nodes) - 1
     n_outputs = 1 if criterion == NEWTON else n_stats

@@ -318,7 +318,8 @@ def _batch_histograms(codes, partition, stats, features, nodes, left_child, node
                       node_stop, node_slot, pool, chunk_pool):
     """For every split node of a batch whose children hold slots: build the smaller child's
     histogram from its rows (all of them in one pass, build_node_histograms), then the
-    larger child's by subtraction in the parent's slot."""
+    larger child's by subtraction in the parent's slot, a feature per parallel item (a
+    loss-guided batch is one pair, and one thread subtracted it while the other waited)."""
     n_batch = nodes.shape[0]
     smaller = np.empty(n_batch, dtype=np.int64)
     larger = np.empty(n_batch, dtype=np.int64)
@@ -333,8 +334,11 @@ def _batch_histograms(codes, partition, stats, features, nodes, left_child, node
             n_pairs += 1
     build_node_histograms(codes, partition, stats, features, smaller[:n_pairs], node_start,
                           node_stop, node_slot, pool, chunk_pool)
-    for t in prange(n_pairs):
-        subtract_histogram(pool[node_slot[larger[t]]], pool[node_slot[smaller[t]]])
+    n_used = features.shape[0]
+    for item in prange(n_pairs * n_used):
+        t = item // n_used
+        k = item % n_used
+        subtract_histogram(pool[node_slot[larger[t]], k], pool[node_slot[smaller[t]], k])
 
 
 @njit(cache=True)

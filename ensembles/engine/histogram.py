@@ -39,7 +39,7 @@ from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 from ensembles.engine.simd import LANES, add_four_lanes
 from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
-CHUNK_ROWS = 1 << 15  # least rows per chunk of a large node: one chunk (about 1 ms of work)
+CHUNK_ROWS = 1 << 15  # about the rows of a large node's chunk (node_chunk_rows): one chunk (1 ms)
 # pays for its own zeroing and summing, and for a parallel launch
 MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
@@ -124,9 +124,9 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
     rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass.
 
-    A node of more than CHUNK_ROWS rows is cut into at most MAX_CHUNKS chunks of at least
-    CHUNK_ROWS; chunk 0 is summed in the node's slot, each other chunk in its own buffer of
-    chunk_pool (empty_chunk_histograms), and
+    A node of r >= CHUNK_ROWS rows is cut into an even number of equal chunks, at most
+    MAX_CHUNKS and at most r // CHUNK_ROWS + 1 (node_chunk_rows); chunk 0 is summed in the node's
+    slot, each other chunk in its own buffer of chunk_pool (empty_chunk_histograms), and
     the chunks are added to the slot in chunk order, so every bin's sum depends on the node
     only, not on the number of threads. The chunks (a small node is one chunk) are the work
     items (work_queue.chunk_nodes), taken by the threads largest first. A batch of fewer than
@@ -141,7 +141,7 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     n_nodes = nodes.shape[0]
     n_used = features.shape[0]
     n_rows = (node_stop[nodes] - node_start[nodes]).astype(np.int64)
-    chunk_rows = np.maximum(CHUNK_ROWS, (n_rows + MAX_CHUNKS - 1) // MAX_CHUNKS)
+    chunk_rows = node_chunk_rows(n_rows)
     first_chunk, chunk_node, chunk_index, chunk_size = chunk_nodes(n_rows, chunk_rows)
     n_chunks = first_chunk[n_nodes]
     chunk_hists = chunk_pool[:n_chunks - n_nodes]  # chunk 0 is summed in the slot
@@ -175,10 +175,21 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
             hist += chunk_hists[chunk - t - 1, k]
 
 
+@njit(cache=True, nogil=True)
+def node_chunk_rows(n_rows):
+    """Rows per chunk of nodes of n_rows rows (build_node_histograms): an even number of equal
+    chunks, so that two threads finish a node together. Chunks of CHUNK_ROWS with a short last
+    one left a thread idle: a 240k-row root was chunks of 32k, 32k, ..., 10k, and the smaller
+    child of a level-1 split of 100k rows three of 32k and one of 4k."""
+    n_chunks = np.minimum(MAX_CHUNKS, n_rows // CHUNK_ROWS + 1)
+    n_chunks -= (n_chunks > 1) & (n_chunks % 2 == 1)
+    return np.maximum(1, (n_rows + n_chunks - 1) // n_chunks)
+
+
 @borrowing
 def subtract_histogram(parent, child):
-    """parent -= child, in place: the sibling's histogram without a pass over its rows."""
-    for k in range(parent.shape[0]):
-        for b in range(parent.shape[1]):
-            for channel in range(parent.shape[2]):
-                parent[k, b, channel] -= child[k, b, channel]
+    """parent -= child, in place, for one feature's (bin, channel) histogram: the sibling's
+    without a pass over its rows."""
+    for b in range(parent.shape[0]):
+        for channel in range(parent.shape[1]):
+            parent[b, channel] -= child[b, channel]

@@ -1,5 +1,5 @@
 """How a CART tree is grown for the forests and AdaBoost: the grower's parameters as one
-record, as TreeParams is for boosting."""
+record, as TreeParams is for boosting, and the grower that lends each thread a workspace."""
 
 import dataclasses
 import queue

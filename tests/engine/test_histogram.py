@@ -11,6 +11,7 @@ from ensembles.engine.histogram import (
     build_gradient_histograms,
     build_node_histograms,
     empty_chunk_histograms,
+    node_chunk_rows,
 )
 
 
@@ -54,14 +55,31 @@ def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
     chunk_pool = empty_chunk_histograms(len(rows), len(features))  # room for 3 more chunks
     build_node_histograms(codes, rows, stats, features, np.array([0, 1, 2]), node_start,
                           node_stop, node_slot, pool, chunk_pool)
-    chunks = [_row_by_row(codes, stats, rows[lo:min(lo + CHUNK_ROWS, n_large)], features)
-              for lo in range(0, n_large, CHUNK_ROWS)]
+    chunk_rows = -(-n_large // 4)  # four equal chunks: even, at most n_large // CHUNK_ROWS + 1
+    chunks = [_row_by_row(codes, stats, rows[lo:min(lo + chunk_rows, n_large)], features)
+              for lo in range(0, n_large, chunk_rows)]
     assert len(chunks) == 4 and MAX_CHUNKS >= 4
     assert np.array_equal(pool[2], ((chunks[0] + chunks[1]) + chunks[2]) + chunks[3])
     for node in (1, 2):
         node_rows = rows[node_start[node]:node_stop[node]]
         assert np.array_equal(pool[node_slot[node]], _row_by_row(codes, stats, node_rows,
                                                                  features))
+
+
+@pytest.mark.parametrize(("n_rows", "n_chunks", "rows_per_chunk"), [
+    (1000, 1, 1000),                           # below CHUNK_ROWS: one chunk
+    (CHUNK_ROWS, 2, CHUNK_ROWS // 2),          # two, not one of CHUNK_ROWS and one empty
+    (2 * CHUNK_ROWS + 1, 2, CHUNK_ROWS + 1),   # three allowed, two taken: an even count
+    (240_000, 8, 30_000),                      # not seven of 32768 and one of 10624
+    (10 ** 7, MAX_CHUNKS, 1_250_000),
+])
+def test_a_large_node_is_cut_into_an_even_number_of_equal_chunks(n_rows, n_chunks,
+                                                                  rows_per_chunk):
+    """So that two threads finish a node together, within the chunk buffers' room of
+    n_rows // CHUNK_ROWS extra chunks."""
+    chunk_rows = node_chunk_rows(np.array([n_rows], dtype=np.int64))[0]
+    assert chunk_rows == rows_per_chunk
+    assert -(-n_rows // chunk_rows) == n_chunks <= n_rows // CHUNK_ROWS + 1
 
 
 def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
@@ -86,8 +104,9 @@ def test_a_wide_batch_built_in_blocks_of_features_has_the_row_by_row_sums(every_
     pool = np.full((2, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0, 1]), node_start, node_stop,
                           np.array([1, 0]), pool, empty_chunk_histograms(len(rows), len(features)))
-    large = rows[:CHUNK_ROWS + 100]  # two chunks: CHUNK_ROWS rows, then 100
-    expected = _row_by_row(codes, stats, large[:CHUNK_ROWS], features) + _row_by_row(
-        codes, stats, large[CHUNK_ROWS:], features)
+    large = rows[:CHUNK_ROWS + 100]  # two chunks of equal rows
+    half = (CHUNK_ROWS + 100) // 2
+    expected = _row_by_row(codes, stats, large[:half], features) + _row_by_row(
+        codes, stats, large[half:], features)
     assert np.array_equal(pool[1], expected)
     assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[CHUNK_ROWS + 100:], features))
