@@ -105,7 +105,7 @@ def test_an_interrupted_sweep_resumes_to_exactly_one_ok_run_per_job(cli, cli_run
     sweep = [
         "-m",
         "dataset=breast_cancer",
-        "method.n_estimators=150",
+        "method.n_estimators=600",  # jobs long enough that the interrupt lands in one
         "seed=0,1,2,3,4,5,6,7",
         "mlflow.experiment_name=interrupted",
     ]
