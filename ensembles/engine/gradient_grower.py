@@ -33,7 +33,6 @@ from ensembles.engine.histogram import (
     build_node_histograms,
     empty_chunk_histograms,
     empty_histograms,
-    subtract_histogram,
     sum_node_stats,
 )
 from ensembles.engine.partition import partition_batch
@@ -111,7 +110,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         n_free -= 1
         node_slot[0] = free_slots[n_free]
         build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
-                              node_start, node_stop, node_slot, pool, chunk_pool)
+                              node_start, node_stop, node_slot, pool, chunk_pool,
+                              np.full(1, -1, dtype=np.int32))
         for b in range(N_BIN_SLOTS):
             node_sums[0] += pool[node_slot[0], 0, b]
         _draw_features(usable[0], node_feature_fraction)
@@ -313,32 +313,27 @@ def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_
                     best_feature, best_bin, best_missing_left)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _batch_histograms(codes, partition, stats, features, nodes, left_child, node_start,
                       node_stop, node_slot, pool, chunk_pool):
-    """For every split node of a batch whose children hold slots: build the smaller child's
-    histogram from its rows (all of them in one pass, build_node_histograms), then the
-    larger child's by subtraction in the parent's slot, a feature per parallel item (a
-    loss-guided batch is one pair, and one thread subtracted it while the other waited)."""
+    """For every split node of a batch whose children hold slots: the smaller child's
+    histogram from its rows, all of them in one pass, and the larger child's by subtraction
+    in the parent's slot (build_node_histograms)."""
     n_batch = nodes.shape[0]
     smaller = np.empty(n_batch, dtype=np.int64)
-    larger = np.empty(n_batch, dtype=np.int64)
+    larger_slot = np.empty(n_batch, dtype=np.int32)
     n_pairs = 0
     for t in range(n_batch):
         left = left_child[nodes[t]]
         if node_slot[left] >= 0:
             n_left = node_stop[left] - node_start[left]
             n_right = node_stop[left + 1] - node_start[left + 1]
-            smaller[n_pairs], larger[n_pairs] = ((left, left + 1) if n_left <= n_right
-                                                 else (left + 1, left))
+            smaller[n_pairs], larger = ((left, left + 1) if n_left <= n_right
+                                        else (left + 1, left))
+            larger_slot[n_pairs] = node_slot[larger]
             n_pairs += 1
     build_node_histograms(codes, partition, stats, features, smaller[:n_pairs], node_start,
-                          node_stop, node_slot, pool, chunk_pool)
-    n_used = features.shape[0]
-    for item in prange(n_pairs * n_used):
-        t = item // n_used
-        k = item % n_used
-        subtract_histogram(pool[node_slot[larger[t]], k], pool[node_slot[smaller[t]], k])
+                          node_stop, node_slot, pool, chunk_pool, larger_slot[:n_pairs])
 
 
 @njit(cache=True)

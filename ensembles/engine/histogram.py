@@ -120,16 +120,21 @@ def build_gradient_histograms(codes, rows, start, stop, stats, features, first_u
 
 @njit(cache=True, parallel=True)
 def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
-                          node_slot, pool, chunk_pool):
+                          node_slot, pool, chunk_pool, sibling_slot):
     """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
-    rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass.
+    rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass; and
+    pool[sibling_slot[t]] -= that histogram of nodes[t] where sibling_slot[t] >= 0: the
+    sibling's histogram by subtraction, hist(larger) = hist(parent) - hist(smaller), when the
+    slot holds the parent's.
 
     A node of r >= CHUNK_ROWS rows is cut into an even number of equal chunks, at most
     MAX_CHUNKS and at most r // CHUNK_ROWS + 1 (node_chunk_rows); chunk 0 is summed in the node's
     slot, each other chunk in its own buffer of chunk_pool (empty_chunk_histograms), and
     the chunks are added to the slot in chunk order, so every bin's sum depends on the node
-    only, not on the number of threads. The chunks (a small node is one chunk) are the work
-    items (work_queue.chunk_nodes), taken by the threads largest first. A batch of fewer than
+    only, not on the number of threads; a feature's subtraction from the sibling slot follows
+    in the same parallel item (a parallel loop of its own was a launch and a wait more per
+    batch). The chunks (a small node is one chunk) are the work items
+    (work_queue.chunk_nodes), taken by the threads largest first. A batch of fewer than
     FEATURE_BLOCKS chunks (a loss-guided split of a small node) cuts each chunk's features
     into FEATURE_BLOCKS ranges instead, each a work item: the sums are the same, and the
     threads share the node. With more than BLOCK_FEATURES features, each chunk is cut into
@@ -167,12 +172,14 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
                 pool[node_slot[nodes[t]]] if chunk_index[chunk] == 0
                 else chunk_hists[chunk - t - 1])
             item = next_item(counter)
-    for pair in prange(n_nodes * n_used):
-        t = pair // n_used
+    for pair in prange(n_nodes * n_used):  # one feature a parallel item: a loss-guided
+        t = pair // n_used  # batch is one node, which one thread merged while the other waited
         k = pair % n_used
         hist = pool[node_slot[nodes[t]], k]
         for chunk in range(first_chunk[t] + 1, first_chunk[t + 1]):
             hist += chunk_hists[chunk - t - 1, k]
+        if sibling_slot[t] >= 0:
+            subtract_histogram(pool[sibling_slot[t], k], hist)
 
 
 @njit(cache=True, nogil=True)

@@ -45,16 +45,20 @@ def test_gradient_histograms_equal_numpy_sums_in_row_order(features):
 
 
 def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
+    """... and a node with a sibling slot (the large node's) subtracts its histogram there."""
     n_large = 3 * CHUNK_ROWS + 5
     codes, stats, rows = _gradient_node(n_large + 400, 1)
     features = np.array([0, 2, 3, 5], dtype=np.int32)
     node_start = np.array([0, n_large, n_large + 100])
     node_stop = np.array([n_large, n_large + 100, n_large + 400])
     node_slot = np.array([2, 0, 1])
-    pool = np.full((3, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
+    pool = np.full((4, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
+    parent = _row_by_row(codes, stats, rows[n_large:], features)  # nodes 1 and 2 together
+    pool[3] = parent
     chunk_pool = empty_chunk_histograms(len(rows), len(features))  # room for 3 more chunks
     build_node_histograms(codes, rows, stats, features, np.array([0, 1, 2]), node_start,
-                          node_stop, node_slot, pool, chunk_pool)
+                          node_stop, node_slot, pool, chunk_pool, np.array([-1, 3, -1]))
+    assert np.array_equal(pool[3], parent - pool[node_slot[1]])
     chunk_rows = -(-n_large // 4)  # four equal chunks: even, at most n_large // CHUNK_ROWS + 1
     chunks = [_row_by_row(codes, stats, rows[lo:min(lo + chunk_rows, n_large)], features)
               for lo in range(0, n_large, chunk_rows)]
@@ -88,7 +92,7 @@ def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
     pool = np.full((1, 6, HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0]), np.array([50]),
                           np.array([450]), np.array([0]), pool,
-                          empty_chunk_histograms(len(rows), len(features)))
+                          empty_chunk_histograms(len(rows), len(features)), np.array([-1]))
     assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[50:450], features))
 
 
@@ -103,7 +107,8 @@ def test_a_wide_batch_built_in_blocks_of_features_has_the_row_by_row_sums(every_
                                                                       CHUNK_ROWS + 300])
     pool = np.full((2, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0, 1]), node_start, node_stop,
-                          np.array([1, 0]), pool, empty_chunk_histograms(len(rows), len(features)))
+                          np.array([1, 0]), pool, empty_chunk_histograms(len(rows), len(features)),
+                          np.array([-1, -1]))
     large = rows[:CHUNK_ROWS + 100]  # two chunks of equal rows
     half = (CHUNK_ROWS + 100) // 2
     expected = _row_by_row(codes, stats, large[:half], features) + _row_by_row(
