@@ -53,8 +53,9 @@ def test_after_the_warm_up_a_first_fit_compiles_nothing():
 
 
 def test_two_processes_compile_both_families_and_this_one_loads_every_kernel():
-    """compile_all(processes=2): a helper process takes the CART-tree methods; afterwards this
-    process holds both growers, as after a one-process warm-up."""
+    """compile_all(processes=2): a helper process takes fits from the back of the list (the
+    CART-tree methods first); afterwards this process holds both growers, as after a
+    one-process warm-up."""
     assert warm.compile_all(processes=2) > 0
     signatures = engine_signatures()
     assert signatures["ensembles.engine.cart_grower.grow_cart_tree"] >= 1
