@@ -86,7 +86,8 @@ def compile_all(processes: int = 1) -> float:
     loads every kernel from the cache."""
     start = time.perf_counter()
     if processes > 1:
-        names = sorted((name for name, _, _ in warm_fits()),
+        # each name once: compile_fits of a classifier's name fits both of its tasks
+        names = sorted(dict.fromkeys(name for name, _, _ in warm_fits()),
                        key=lambda name: not name.startswith(GRADIENT_TREE_METHODS))
         context = get_context("spawn")
         bounds = context.Array("i", [0, len(names) - 1], lock=False)
