@@ -81,6 +81,10 @@ INTERRUPT_FOURTH_JOB = """
 import os, runpy, signal
 import experiments.evaluation as evaluation
 
+# Ctrl-C as in a terminal, also when the tests were started with SIGINT ignored (a shell's
+# background job), which the child inherits
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 real_evaluate, calls = evaluation.evaluate, []
 
 
