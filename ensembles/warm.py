@@ -66,12 +66,12 @@ def compile_fits(names: list[str] | None = None) -> None:
             estimator.fit(X, y, sample_weight=weights)
 
 
-def compile_from_one_end(names: list[str], bounds, lock, from_front: bool) -> None:
+def compile_from_one_end(names: list[str], bounds, from_front: bool) -> None:
     """compile_fits of names[i], one fit at a time, taking i from the front (bounds[0]) or the
     back (bounds[1]) of the part of `names` no process has taken yet, until it is empty.
-    bounds: a shared int array of two, the first and last untaken index."""
+    bounds: a shared, synchronized int array of two, the first and last untaken index."""
     while True:
-        with lock:
+        with bounds.get_lock():
             if bounds[0] > bounds[1]:
                 return
             end = 0 if from_front else 1
@@ -90,11 +90,10 @@ def compile_all(processes: int = 1) -> float:
         names = sorted(dict.fromkeys(name for name, _, _ in warm_fits()),
                        key=lambda name: not name.startswith(GRADIENT_TREE_METHODS))
         context = get_context("spawn")
-        bounds = context.Array("i", [0, len(names) - 1], lock=False)
-        lock = context.Lock()
-        helper = context.Process(target=compile_from_one_end, args=(names, bounds, lock, False))
+        bounds = context.Array("i", [0, len(names) - 1])
+        helper = context.Process(target=compile_from_one_end, args=(names, bounds, False))
         helper.start()
-        compile_from_one_end(names, bounds, lock, from_front=True)
+        compile_from_one_end(names, bounds, from_front=True)
         helper.join()
         if helper.exitcode != 0:
             raise RuntimeError(f"the warm-up's helper process failed (exit code "
