@@ -253,10 +253,10 @@ def _split_node(node, n_nodes, codes, partition, scratch, stats, feature, thresh
                             scratch, start, node_stop[node], stats, node_sums[left_id])
     for channel in range(node_sums.shape[1]):
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
-    node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
-                             left_child, right_child, gain, node_start, node_stop, node_depth,
-                             is_open, best_gain, best_feature, best_bin, best_missing_left,
-                             category_bits)
+    node_arrays.record_split(node, n_nodes, feature, threshold_bin, missing_left, left_child,
+                             right_child, gain, node_depth, is_open, best_gain, best_feature,
+                             best_bin, best_missing_left, category_bits)
+    node_arrays.place_children(node, n_left, left_child, node_start, node_stop)
 
 
 @borrowing

@@ -3,7 +3,9 @@
 Every open leaf holds a histogram (a slot of the pool) and its best split. Splitting a node
 builds the histogram of the smaller child from its rows and gets the larger child's by
 subtraction, hist(larger) = hist(parent) - hist(smaller), in the parent's slot. The children's
-sums and sizes come from the parent's histogram (the split scan's left side).
+sums come from the parent's histogram (the split scan's left side), their sizes from the
+partition: the histograms hold no counts unless the split scans need them (needs_counts;
+histogram's module docstring).
 
 - DEPTHWISE (XGBoost's default): open leaves are split in creation order, level by level.
 - LOSSGUIDE (LightGBM's leaf-wise growth): the open leaf of largest gain is split next.
@@ -12,10 +14,11 @@ gamma, the depth stays within max_depth and the leaves within max_leaves (0: no 
 Gains and leaf weights are those of ensembles.engine.splitting (criterion NEWTON).
 
 Splits are decided one node at a time and then finished in batches: a whole level for
-DEPTHWISE, one split for LOSSGUIDE. Finishing partitions the batch's rows, builds and
-subtracts its histograms and scans its children; the partitions and the histograms of a
-batch are each one pass of work items (row chunks of large nodes, whole small nodes) that the
-threads take largest first. The draws of colsample_bynode happen
+DEPTHWISE, one split for LOSSGUIDE. Finishing partitions the batch's rows (only counts the
+rows going left of a split whose children cannot split), places the children and gives them
+slots, builds and subtracts its histograms and scans its children; the partitions and the
+histograms of a batch are each one pass of work items (row chunks of large nodes, whole
+small nodes) that the threads take largest first. The draws of colsample_bynode happen
 before, in node order, so the tree does not depend on the number of threads.
 """
 
@@ -28,7 +31,7 @@ from ensembles.engine.borrowing import borrowing
 from ensembles.engine.categories import CATEGORY_SET, best_newton_set, empty_set_scratch, set_sums
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
-    COUNT_CHANNEL,
+    COUNTED_CHANNELS,
     GRADIENT_CHANNELS,
     build_node_histograms,
     empty_chunk_histograms,
@@ -68,9 +71,14 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     its split (tree.Tree.add_by_partition).
     """
     np.random.seed(seed)
-    n_channels = GRADIENT_CHANNELS
     n_rows = rows.shape[0]
     n_used = features.shape[0]
+    pool, chunk_pool = workspace
+    if pool.shape[1] != n_used or chunk_pool.shape[0] < n_rows // CHUNK_ROWS:
+        raise ValueError("the workspace was made for fewer rows or other features")
+    if needs_counts(min_samples_leaf, categorical) and pool.shape[3] != COUNTED_CHANNELS:
+        raise ValueError("the workspace was made without the counts this tree needs")
+    n_channels = pool.shape[3]
     leaf_bound = node_arrays.max_leaf_count(n_rows, max_depth, max_leaves)
     capacity = 2 * leaf_bound - 1
 
@@ -92,14 +100,13 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                            node_start, node_stop, node_depth, is_open, best_gain, best_feature,
                            best_bin, best_missing_left, category_bits)
 
-    pool, chunk_pool = workspace
-    if pool.shape[1] != n_used or chunk_pool.shape[0] < n_rows // CHUNK_ROWS:
-        raise ValueError("the workspace was made for fewer rows or other features")
     free_slots = _free_slot_stack(np.int64(0), pool.shape[0])  # typed: node_arrays
     n_free = pool.shape[0]
     partition = rows
     scratch = np.empty_like(partition)
-    batch = np.empty(leaf_bound, dtype=np.int32)
+    batch = np.empty(leaf_bound, dtype=np.int32)  # split nodes whose rows are not yet placed
+    batch_slot = np.empty(leaf_bound, dtype=np.int32)  # their histogram slots
+    batch_grows = np.empty(leaf_bound, dtype=np.bool_)  # may a child of theirs split?
     n_batch = 0
 
     node_stop[0] = n_rows
@@ -132,9 +139,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         if node < 0:
             if n_batch == 0:
                 break
-            parents = _parents_of_splittable(batch[:n_batch], left_child, node_may_split)
-            partition_batch(columns, parents, feature, threshold_bin, missing_left,
-                            category_bits, node_start, node_stop, partition, scratch)
+            nodes = batch[:n_batch]
+            n_left = partition_batch(columns, nodes, batch_grows[:n_batch], feature,
+                                     threshold_bin, missing_left, category_bits, node_start,
+                                     node_stop, partition, scratch)
+            for t in range(n_batch):
+                pool, free_slots, n_free = _place_children(
+                    nodes[t], n_left[t], batch_grows[t], batch_slot[t], left_child, node_start,
+                    node_stop, node_depth, max_depth, min_samples_leaf, node_may_split,
+                    node_slot, pool, free_slots, n_free)
+            parents = _parents_of_splittable(nodes, left_child, node_may_split)
             _batch_histograms(codes, partition, stats, features, parents, left_child,
                               node_start, node_stop, node_slot, pool, chunk_pool)
             children = _splittable_children(parents, left_child, node_may_split)
@@ -169,35 +183,23 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                    best_missing_left[node], category_bits[min(node, category_bits.shape[0] - 1)],
                    node_sums[left_id])
         node_sums[right_id] = node_sums[node] - node_sums[left_id]
-        n_left = int(node_sums[left_id, COUNT_CHANNEL])
-        n_right = node_stop[node] - node_start[node] - n_left
-        node_arrays.record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left,
-                                 left_child, right_child, gain, node_start, node_stop, node_depth,
-                                 is_open, best_gain, best_feature, best_bin, best_missing_left,
-                                 category_bits)
+        node_arrays.record_split(node, n_nodes, feature, threshold_bin, missing_left,
+                                 left_child, right_child, gain, node_depth, is_open, best_gain,
+                                 best_feature, best_bin, best_missing_left, category_bits)
         n_nodes += 2
         n_leaves += 1
         node_slot[left_id] = node_slot[right_id] = -1
-        leaves_left = max_leaves <= 0 or n_leaves < max_leaves
-        node_may_split[left_id] = leaves_left and node_arrays.may_split(
-            n_left, node_depth[left_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
-        node_may_split[right_id] = leaves_left and node_arrays.may_split(
-            n_right, node_depth[right_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
-        if node_may_split[left_id] or node_may_split[right_id]:
-            smaller, larger = (left_id, right_id) if n_left <= n_right else (right_id, left_id)
-            pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
-            n_free -= 1
-            node_slot[smaller] = free_slots[n_free]
-            node_slot[larger] = slot
-        else:
-            free_slots[n_free] = slot
-            n_free += 1
+        node_may_split[left_id] = node_may_split[right_id] = False
         batch[n_batch] = node
+        batch_slot[n_batch] = slot
+        batch_grows[n_batch] = (max_leaves <= 0 or n_leaves < max_leaves) and node_arrays.may_split(
+            node_stop[node] - node_start[node] - max(min_samples_leaf, 1), node_depth[left_id],
+            max_depth, MIN_SPLIT_ROWS, min_samples_leaf)  # the larger child at most
         n_batch += 1
 
     value = np.zeros((n_nodes, 1))
     for node in range(n_nodes):
-        leaf_value(node_sums[node], COUNT_CHANNEL, NEWTON, reg_lambda, reg_alpha, value[node])
+        leaf_value(node_sums[node], GRADIENT_CHANNELS, NEWTON, reg_lambda, reg_alpha, value[node])
     arrays = node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
                                     right_child, value, gain, node_start, node_stop,
                                     category_bits)
@@ -210,14 +212,51 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
 
 
 @njit(cache=True)
-def gradient_workspace(n_rows, n_used, max_depth, max_leaves):
+def _place_children(node, n_left, grows, slot, left_child, node_start, node_stop, node_depth,
+                    max_depth, min_samples_leaf, node_may_split, node_slot, pool, free_slots,
+                    n_free):
+    """After the partition of a batch, the rows of a split node's children, whether each may
+    split, and their histogram slots: the parent's slot for the larger child and a free one
+    for the smaller, when either may split, else the parent's slot freed. Returns (pool,
+    free_slots, n_free)."""
+    node_arrays.place_children(node, n_left, left_child, node_start, node_stop)
+    left = left_child[node]
+    for child in range(left, left + 2):
+        node_may_split[child] = grows and node_arrays.may_split(
+            node_stop[child] - node_start[child], node_depth[child], max_depth, MIN_SPLIT_ROWS,
+            min_samples_leaf)
+    if not (node_may_split[left] or node_may_split[left + 1]):
+        free_slots[n_free] = slot
+        return pool, free_slots, n_free + 1
+    n_right = node_stop[left + 1] - node_start[left + 1]
+    smaller, larger = (left, left + 1) if n_left <= n_right else (left + 1, left)
+    pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
+    node_slot[smaller] = free_slots[n_free - 1]
+    node_slot[larger] = slot
+    return pool, free_slots, n_free - 1
+
+
+@njit(cache=True)
+def gradient_workspace(n_rows, n_used, max_depth, max_leaves, min_samples_leaf, categorical):
     """The histogram buffers of growing trees of at most n_rows rows and n_used features:
     slots for the open leaves (a slot per possible leaf, at most INITIAL_SLOTS: the pool
-    doubles when a tree needs more, _with_free_slot) and the chunk buffers. Allocated once per
-    fit, and passed from tree to tree as grow_gradient_tree returns it: a fresh 4 MiB
-    histogram per node of 500 features was a page fault per 4 KiB (a third of a wide fit)."""
+    doubles when a tree needs more, _with_free_slot) and the chunk buffers, in the counted
+    layout when the trees need counts (needs_counts). Allocated once per fit, and passed from
+    tree to tree as grow_gradient_tree returns it: a fresh 4 MiB histogram per node of 500
+    features was a page fault per 4 KiB (a third of a wide fit)."""
     n_slots = min(node_arrays.max_leaf_count(n_rows, max_depth, max_leaves), INITIAL_SLOTS)
-    return empty_histograms(n_slots, n_used), empty_chunk_histograms(n_rows, n_used)
+    n_channels = (COUNTED_CHANNELS if needs_counts(min_samples_leaf, categorical)
+                  else GRADIENT_CHANNELS)
+    return (empty_histograms(n_slots, n_used, n_channels),
+            empty_chunk_histograms(n_rows, n_used, n_channels))
+
+
+@njit(cache=True, nogil=True)
+def needs_counts(min_samples_leaf, categorical):
+    """Whether the split scans need each bin's count (the counted histogram layout): for a
+    minimum of rows per leaf above one, and for sets of categories (categories: the occupied
+    categories are ordered)."""
+    return min_samples_leaf > 1 or np.any(categorical)
 
 
 @njit(cache=True)

@@ -124,13 +124,12 @@ def largest_gain_open_node(is_open, best_gain, n_nodes):
 
 
 @borrowing
-def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, left_child,
-                 right_child, gain, node_start, node_stop, node_depth, is_open, best_gain,
-                 best_feature, best_bin, best_missing_left, category_bits):
-    """Record the node's best split (its rows already partitioned, n_left going left) and
-    create its children as nodes n_nodes (left) and n_nodes + 1 (right): closed leaves with
-    their rows, depth and an empty category set."""
-    start = node_start[node]
+def record_split(node, n_nodes, feature, threshold_bin, missing_left, left_child,
+                 right_child, gain, node_depth, is_open, best_gain, best_feature, best_bin,
+                 best_missing_left, category_bits):
+    """Record the node's best split and create its children as nodes n_nodes (left) and
+    n_nodes + 1 (right): closed leaves with their depth and an empty category set, their
+    rows placed once the node's are partitioned (place_children)."""
     left_id = n_nodes
     right_id = n_nodes + 1
     feature[node] = best_feature[node]
@@ -139,16 +138,22 @@ def record_split(node, n_nodes, n_left, feature, threshold_bin, missing_left, le
     left_child[node] = left_id
     right_child[node] = right_id
     gain[node] = best_gain[node]
-    node_start[left_id] = start
-    node_stop[left_id] = start + n_left
-    node_start[right_id] = start + n_left
-    node_stop[right_id] = node_stop[node]
     node_depth[left_id] = node_depth[right_id] = node_depth[node] + 1
     for child in (left_id, right_id):
         _make_leaf(child, feature, threshold_bin, missing_left, left_child, right_child, gain)
         _close(child, is_open, best_gain, best_feature, best_bin, best_missing_left)
         if category_bits.shape[0] > 1:
             category_bits[child] = 0
+
+
+@borrowing
+def place_children(node, n_left, left_child, node_start, node_stop):
+    """The rows of a split node's children: its first n_left rows (partitioned) go left."""
+    left_id = left_child[node]
+    node_start[left_id] = node_start[node]
+    node_stop[left_id] = node_start[node] + n_left
+    node_start[left_id + 1] = node_start[node] + n_left
+    node_stop[left_id + 1] = node_stop[node]
 
 
 @njit(cache=True, nogil=True)

@@ -29,11 +29,7 @@ def _split_chunk(column, threshold_bin, missing_left, bits, partition, scratch, 
     last = np.uint64(hi) - np.uint64(1)
     for position in range(first, np.uint64(hi)):
         row = partition[position]
-        code = column[np.uint64(row)]
-        if threshold_bin == CATEGORY_SET:
-            goes_left = np.uint64(in_set(bits, code))
-        else:
-            goes_left = np.uint64(missing_left if code == MISSING_BIN else code <= threshold_bin)
+        goes_left = _goes_left(column[np.uint64(row)], threshold_bin, missing_left, bits)
         scratch[first + n_left] = row
         scratch[last - n_right] = row
         n_left += goes_left
@@ -41,12 +37,33 @@ def _split_chunk(column, threshold_bin, missing_left, bits, partition, scratch, 
     return n_left
 
 
+@borrowing
+def _count_left(column, threshold_bin, missing_left, bits, partition, lo, hi):
+    """The number of rows of partition[lo:hi] going left (_split_chunk, without moving
+    them)."""
+    n_left = np.uint64(0)
+    for position in range(np.uint64(lo), np.uint64(hi)):
+        n_left += _goes_left(column[np.uint64(partition[position])], threshold_bin, missing_left,
+                             bits)
+    return n_left
+
+
+@borrowing
+def _goes_left(code, threshold_bin, missing_left, bits):
+    """1 when a row of this code goes left by the split, else 0 (unsigned)."""
+    if threshold_bin == CATEGORY_SET:
+        return np.uint64(in_set(bits, code))
+    return np.uint64(missing_left if code == MISSING_BIN else code <= threshold_bin)
+
+
 @njit(cache=True, parallel=True)
-def partition_batch(columns, nodes, feature, threshold_bin, missing_left, category_bits,
+def partition_batch(columns, nodes, routed, feature, threshold_bin, missing_left, category_bits,
                     node_start, node_stop, partition, scratch):
     """Stable partition of the rows of every node of a batch by its split (feature,
     threshold_bin, missing_left; category_bits[node] for a set split, one row of it when
-    there are none): the rows going left first, in their order.
+    there are none): the rows going left first, in their order; only counted, not moved, for
+    the nodes t with routed[t] False (splits whose children are final leaves). Returns the
+    number of rows going left, per node of the batch.
 
     Every node's rows are cut into chunks of PARTITION_CHUNK_ROWS; the chunks of all nodes
     are split into scratch by the threads, largest first (work_queue), then each chunk's
@@ -70,16 +87,22 @@ def partition_batch(columns, nodes, feature, threshold_bin, missing_left, catego
             i = order[item]
             node = nodes[item_node[i]]
             bits = category_bits[min(node, category_bits.shape[0] - 1)]
-            item_left[i] = _split_chunk(columns[:, feature[node]], threshold_bin[node],
-                                        missing_left[node], bits, partition, scratch,
-                                        item_lo[i], item_hi[i])
+            if routed[item_node[i]]:
+                item_left[i] = _split_chunk(columns[:, feature[node]], threshold_bin[node],
+                                            missing_left[node], bits, partition, scratch,
+                                            item_lo[i], item_hi[i])
+            else:
+                item_left[i] = _count_left(columns[:, feature[node]], threshold_bin[node],
+                                           missing_left[node], bits, partition, item_lo[i],
+                                           item_hi[i])
             item = next_item(counter)
     left_at = np.empty(n_items, dtype=np.int64)
     right_at = np.empty(n_items, dtype=np.int64)
+    node_left = np.empty(n_nodes, dtype=np.int64)
     for t in range(n_nodes):
-        n_left = item_left[first_item[t]:first_item[t + 1]].sum()
+        node_left[t] = item_left[first_item[t]:first_item[t + 1]].sum()
         left_at_node = node_start[nodes[t]]
-        right_at_node = left_at_node + n_left
+        right_at_node = left_at_node + node_left[t]
         for i in range(first_item[t], first_item[t + 1]):
             left_at[i] = left_at_node
             right_at[i] = right_at_node
@@ -90,10 +113,13 @@ def partition_batch(columns, nodes, feature, threshold_bin, missing_left, catego
         item = next_item(counter)
         while item < n_items:
             i = order[item]
-            n_left = item_left[i]
-            n_right = item_hi[i] - item_lo[i] - n_left
-            partition[left_at[i]:left_at[i] + n_left] = scratch[item_lo[i]:item_lo[i] + n_left]
-            partition[right_at[i]:right_at[i] + n_right] = scratch[item_hi[i] - n_right:
-                                                                   item_hi[i]][::-1]
+            if routed[item_node[i]]:
+                n_left = item_left[i]
+                n_right = item_hi[i] - item_lo[i] - n_left
+                partition[left_at[i]:left_at[i] + n_left] = scratch[item_lo[i]:
+                                                                    item_lo[i] + n_left]
+                partition[right_at[i]:right_at[i] + n_right] = scratch[item_hi[i] - n_right:
+                                                                       item_hi[i]][::-1]
             item = next_item(counter)
+    return node_left
 

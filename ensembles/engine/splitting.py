@@ -28,6 +28,8 @@ NEWTON = np.int64(0)  # typed, as every integer kernels pass each other (node_ar
 GINI = np.int64(1)
 ENTROPY = np.int64(2)
 TIE_TOLERANCE = 1e-10
+EMPTY_HESSIAN = 1e-10  # a side without counts holding at most this share of its node's
+# hessian is empty: a subtracted histogram's empty bins held up to 1.7e-16 of it (100k rows)
 
 
 @borrowing
@@ -258,7 +260,8 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
     min_count = max(min_samples_leaf, 1)
     has_missing = hist[MISSING_BIN, TWO_CLASS_COUNT_CHANNEL] > 0.0
     last_bin = n_bins if has_missing else n_bins - 1
-    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan)
+    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing,
+                                      TWO_CLASS_COUNT_CHANNEL, scan)
     _split_gains(scan[0], scan[1], scan[2], n_candidates, parent, parent_score, criterion,
                  min_count, min_child_weight, scan[6])
     if has_missing:
@@ -312,15 +315,16 @@ def _largest_gain(gains, n_candidates):
 
 
 @borrowing
-def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
+def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, count_channel, scan):
     """Pass 1 of best_two_class_threshold and best_newton_threshold: the left side's sums of
-    channels 0, 1 and the count (w_0, w_1 or g, h) at each occupied
-    bin below last_bin, without and with the missing rows; returns the number of candidates.
+    channels 0, 1 and count_channel (w_0, w_1 or g, h; the count, or h again without counts)
+    at each candidate bin below last_bin, without and with the missing rows; returns the
+    number of candidates.
     The missing rows are added to and then removed from the running sums, as in
     best_missing_side, so that every sum is rounded as there."""
     missing_0 = hist[MISSING_BIN, 0]
     missing_1 = hist[MISSING_BIN, 1]
-    missing_n = hist[MISSING_BIN, TWO_CLASS_COUNT_CHANNEL]
+    missing_n = hist[MISSING_BIN, count_channel]
     left_0 = 0.0
     left_1 = 0.0
     left_n = 0.0
@@ -331,7 +335,7 @@ def _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan):
             break
         left_0 += hist[b, 0]
         left_1 += hist[b, 1]
-        left_n += hist[b, TWO_CLASS_COUNT_CHANNEL]
+        left_n += hist[b, count_channel]
         scan[0, i] = left_0
         scan[1, i] = left_1
         scan[2, i] = left_n
@@ -431,20 +435,38 @@ def _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, le
 @borrowing
 def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_samples_leaf,
                           min_child_weight, bins, scan):
-    """best_threshold for NEWTON on a (g, h, count) histogram: the same gains in the same
-    floating-point order, in the three passes of best_two_class_threshold (running left sums,
-    vectorized gains, first largest), 1.3x faster than one pass (it runs for every feature of
-    every node of every gradient tree: a quarter of a 500-feature fit). bins: int32 scratch
-    (N_BIN_SLOTS); scan: float64 scratch (8, N_BIN_SLOTS)."""
+    """best_threshold for NEWTON on a (g, h, count, 0) or a (g, h) histogram: the same gains
+    in the same floating-point order, in the three passes of best_two_class_threshold
+    (running left sums, vectorized gains, first largest), 1.3x faster than one pass (it runs
+    for every feature of every node of every gradient tree: a quarter of a 500-feature fit).
+    bins: int32 scratch (N_BIN_SLOTS); scan: float64 scratch (8, N_BIN_SLOTS).
+
+    Without counts (min_samples_leaf <= 1), every bin is a candidate, as in XGBoost: an empty
+    bin's left sums are those of the bin before it, so the first largest gain is still at an
+    occupied bin, and a side is empty when its hessian is at most EMPTY_HESSIAN of the node's
+    (a subtracted histogram's empty bin holds the rounding of the parent's sum, not 0; the
+    side is then inadmissible, as a side of no row); the missing rows' bin, likewise. The
+    larger side, for missing values when the node has none, is the one of more hessian."""
     parent_g = parent[GRADIENT_CHANNEL]
     parent_h = parent[HESSIAN_CHANNEL]
-    parent_n = parent[COUNT_CHANNEL]
-    has_missing = hist[MISSING_BIN, COUNT_CHANNEL] > 0.0
-    last_bin = n_bins if has_missing else n_bins - 1
-    n_occupied = occupied_bins(hist, last_bin, COUNT_CHANNEL, bins)
-    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing, scan)
+    if hist.shape[1] > COUNT_CHANNEL:
+        count_channel = COUNT_CHANNEL
+        min_count = float(max(min_samples_leaf, 1))
+        has_missing = hist[MISSING_BIN, COUNT_CHANNEL] > 0.0
+        last_bin = n_bins if has_missing else n_bins - 1
+        n_occupied = occupied_bins(hist, last_bin, COUNT_CHANNEL, bins)
+    else:
+        count_channel = np.int64(HESSIAN_CHANNEL)
+        min_count = EMPTY_HESSIAN * parent_h
+        has_missing = hist[MISSING_BIN, HESSIAN_CHANNEL] > min_count
+        last_bin = n_bins if has_missing else n_bins - 1
+        n_occupied = last_bin
+        for b in range(last_bin):
+            bins[b] = b
+    parent_n = parent[count_channel]
+    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing,
+                                      count_channel, scan)
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
-    min_count = max(min_samples_leaf, 1)
     _newton_split_gains(scan[0], scan[1], scan[2], n_candidates, parent_g, parent_h, parent_n,
                         parent_score, reg_lambda, reg_alpha, min_count, min_child_weight,
                         scan[6])
@@ -482,6 +504,7 @@ def _newton_split_gains(lefts_g, lefts_h, lefts_n, n_candidates, parent_g, paren
                        if right_denominator > 0.0 else 0.0)
         admissible = ((left_n >= min_count) & (right_n >= min_count)
                       & (left_h >= min_child_weight) & (right_h >= min_child_weight))
+        admissible &= (left_n > 0.0) & (right_n > 0.0)  # min_count 0: a node of no hessian
         gains[i] = left_score + right_score - parent_score if admissible else -np.inf
 
 

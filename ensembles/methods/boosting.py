@@ -166,7 +166,9 @@ class NewtonBoosting:
         if tree_params.colsample_bytree < 1.0:
             n_used = max(1, int(tree_params.colsample_bytree * n_features))
         workspace = gradient_workspace(len(y) if active is None else len(active), n_used,
-                                       tree_params.max_depth, tree_params.max_leaves)
+                                       tree_params.max_depth, tree_params.max_leaves,
+                                       tree_params.min_child_samples,
+                                       self._bin_mapper.categorical_)
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):

@@ -11,7 +11,12 @@ from ensembles.engine.gradient_grower import (
     gradient_workspace,
     grow_gradient_tree,
 )
-from ensembles.engine.histogram import empty_histograms
+from ensembles.engine.histogram import (
+    CHUNK_ROWS,
+    COUNTED_CHANNELS,
+    GRADIENT_CHANNELS,
+    empty_histograms,
+)
 from ensembles.engine.node_arrays import max_leaf_count
 from ensembles.engine.tree import LEAF, PARTITION_ROW_BLOCK, Tree
 
@@ -35,7 +40,7 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
         bin_mapper.categorical_, np.arange(4, dtype=np.int32), grow_policy, max_depth,
         max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0,
-        gradient_workspace(n_rows, 4, max_depth, max_leaves))
+        gradient_workspace(n_rows, 4, max_depth, max_leaves, 1, bin_mapper.categorical_))
     tree = Tree.from_grown(arrays, bin_mapper, 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
     if grow_policy == DEPTHWISE:
@@ -68,11 +73,13 @@ def test_the_histogram_pool_grows_when_a_tree_has_more_open_leaves_than_slots(gr
             grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
         return arrays, workspace
 
-    workspace = gradient_workspace(n_rows, 5, max_depth, max_leaves)
+    workspace = gradient_workspace(n_rows, 5, max_depth, max_leaves, 1,
+                                   bin_mapper.categorical_)
     assert len(workspace[0]) == INITIAL_SLOTS < max_leaf_count(n_rows, max_depth, max_leaves)
-    grown, returned = grow((empty_histograms(2, 5), workspace[1]))  # it doubles a few times
+    grown, returned = grow((empty_histograms(2, 5, GRADIENT_CHANNELS), workspace[1]))  # doubles
     assert len(returned[0]) >= 16
-    roomy = (empty_histograms(max_leaf_count(n_rows, max_depth, max_leaves), 5), workspace[1])
+    roomy = (empty_histograms(max_leaf_count(n_rows, max_depth, max_leaves), 5,
+                              GRADIENT_CHANNELS), workspace[1])
     for a, b in zip(grown, grow(roomy)[0], strict=True):
         assert np.array_equal(a, b)
     assert (grown[0] == LEAF).sum() > 100
@@ -97,7 +104,7 @@ def test_a_full_depth_6_tree_grows_in_the_initial_slots():
                              np.ones(n_rows)])
     bin_mapper = BinMapper(255).fit(X)
     codes = bin_mapper.transform(X, order="C")
-    workspace = gradient_workspace(n_rows, 6, 6, 0)
+    workspace = gradient_workspace(n_rows, 6, 6, 0, 1, bin_mapper.categorical_)
     arrays, _, _, returned = grow_gradient_tree(
         codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
         bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(6, dtype=np.int32), DEPTHWISE,
@@ -105,3 +112,68 @@ def test_a_full_depth_6_tree_grows_in_the_initial_slots():
     assert (arrays[0] == LEAF).sum() > 56
     assert len(workspace[0]) == INITIAL_SLOTS == 32
     assert returned[0] is workspace[0]
+
+
+def _grow_with_layout(codes, stats, bin_mapper, n_channels, grow_policy=DEPTHWISE):
+    """A depth-6 tree (or 40 loss-guided leaves) grown on histograms of n_channels (the
+    grower takes counts when it is given them, and needs them only for min_samples_leaf > 1
+    or sets of categories)."""
+    n_rows, n_features = codes.shape
+    max_depth, max_leaves = (6, 0) if grow_policy == DEPTHWISE else (0, 40)
+    workspace = (empty_histograms(INITIAL_SLOTS, n_features, n_channels),
+                 empty_histograms(n_rows // CHUNK_ROWS, n_features, n_channels))
+    arrays, partition, node_start, _ = grow_gradient_tree(
+        codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
+        bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(n_features, dtype=np.int32),
+        grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
+    return arrays, partition, node_start
+
+
+def _chunked_node_data(hessian, seed, exact_sums):
+    """Rows enough for chunked nodes (their sums rounded in another order than a subtracted
+    sibling's), features with few distinct values (empty bins in most nodes) and NaN; with
+    exact_sums, gradients and hessians multiples of 1/8, whose sums are exact in any order."""
+    rng = np.random.default_rng(seed)
+    n_rows = 3 * CHUNK_ROWS
+    X = np.round(rng.normal(size=(n_rows, 5)), 1)
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    finite = np.nan_to_num(X)
+    stats = np.column_stack([
+        np.sin(2 * finite[:, 0]) + finite[:, 1] * finite[:, 2] + rng.normal(size=n_rows),
+        hessian(rng, n_rows)])
+    if exact_sums:
+        stats = np.round(8 * stats) / 8
+    bin_mapper = BinMapper(255).fit(X)
+    return bin_mapper.transform(X, order="C"), stats, bin_mapper
+
+
+@pytest.mark.parametrize("grow_policy", [DEPTHWISE, LOSSGUIDE])
+def test_with_exact_sums_trees_without_counts_equal_the_trees_with_counts(grow_policy):
+    """Unit hessians (squared error: the hessian is the count) and exact sums: scans that tell
+    an empty side by its hessian and the larger side by its hessian pick the splits the
+    counts pick, thresholds and missing sides included."""
+    codes, stats, bin_mapper = _chunked_node_data(lambda rng, n: np.ones(n), 10, True)
+    counted = _grow_with_layout(codes, stats, bin_mapper, COUNTED_CHANNELS, grow_policy)
+    uncounted = _grow_with_layout(codes, stats, bin_mapper, GRADIENT_CHANNELS, grow_policy)
+    assert (counted[0][0] == LEAF).sum() > 30
+    for a, b in zip(counted[0] + counted[1:], uncounted[0] + uncounted[1:], strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_trees_without_counts_split_the_training_rows_as_the_trees_with_counts():
+    """Varying hessians, rounded sums: a subtracted histogram's empty bin holds the rounding
+    of its parent's sum, not 0, and the larger side by count and by hessian may differ, so a
+    threshold within bins of no row of its node and the side of missing values a node has not
+    seen may differ (here one of each); the partition of the rows, and so every node's rows,
+    and the leaf values may not, and the gains only by rounding."""
+    codes, stats, bin_mapper = _chunked_node_data(lambda rng, n: rng.uniform(0.05, 0.25, n), 10,
+                                                  False)
+    counted = _grow_with_layout(codes, stats, bin_mapper, COUNTED_CHANNELS)
+    uncounted = _grow_with_layout(codes, stats, bin_mapper, GRADIENT_CHANNELS)
+    feature, _, _, left, right, value, gain, n_samples, _ = range(9)
+    assert (counted[0][feature] == LEAF).sum() > 30
+    for field in (feature, left, right, value, n_samples):
+        assert np.array_equal(counted[0][field], uncounted[0][field])
+    np.testing.assert_allclose(uncounted[0][gain], counted[0][gain], rtol=1e-12)
+    assert np.array_equal(counted[1], uncounted[1])
+    assert np.array_equal(counted[2], uncounted[2])

@@ -5,6 +5,7 @@ from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.histogram import (
     BLOCK_FEATURES,
     CHUNK_ROWS,
+    COUNTED_CHANNELS,
     GRADIENT_CHANNELS,
     HISTOGRAM_BINS,
     MAX_CHUNKS,
@@ -24,27 +25,31 @@ def _gradient_node(n_rows, seed, n_features=6):
     return codes, stats, rows
 
 
-def _row_by_row(codes, stats, node, features):
-    """(g, h, count, 0) per feature and bin, one row at a time in partition order; the
-    padding bins zero."""
-    expected = np.zeros((len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS))
+def _row_by_row(codes, stats, node, features, n_channels=GRADIENT_CHANNELS):
+    """(g, h), or (g, h, count, 0) for COUNTED_CHANNELS, per feature and bin, one row at a
+    time in partition order; the padding bins zero."""
+    expected = np.zeros((len(features), HISTOGRAM_BINS, n_channels))
     for k, feature in enumerate(features):
         np.add.at(expected[k, :, :2], codes[node, feature], stats[node])
-        np.add.at(expected[k, :, 2], codes[node, feature], 1.0)
+        if n_channels == COUNTED_CHANNELS:
+            np.add.at(expected[k, :, 2], codes[node, feature], 1.0)
     return expected
 
 
+@pytest.mark.parametrize("n_channels", [GRADIENT_CHANNELS, COUNTED_CHANNELS])
 @pytest.mark.parametrize("features", [[0, 1, 2, 3, 4, 5], [1, 4, 5]])
-def test_gradient_histograms_equal_numpy_sums_in_row_order(features):
+def test_gradient_histograms_equal_numpy_sums_in_row_order(features, n_channels):
     codes, stats, rows = _gradient_node(300, 0)
     features = np.array(features, dtype=np.int32)
-    hist = np.full((len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
+    hist = np.full((len(features), HISTOGRAM_BINS, n_channels), np.nan)
     build_gradient_histograms(codes, rows, 10, 250, stats, features, 1, len(features), hist)
     assert np.isnan(hist[0]).all()  # outside the feature range asked for
-    assert np.array_equal(hist[1:], _row_by_row(codes, stats, rows[10:250], features)[1:])
+    assert np.array_equal(hist[1:], _row_by_row(codes, stats, rows[10:250], features,
+                                                n_channels)[1:])
 
 
-def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
+@pytest.mark.parametrize("n_channels", [GRADIENT_CHANNELS, COUNTED_CHANNELS])
+def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order(n_channels):
     """... and a node with a sibling slot (the large node's) subtracts its histogram there."""
     n_large = 3 * CHUNK_ROWS + 5
     codes, stats, rows = _gradient_node(n_large + 400, 1)
@@ -52,22 +57,23 @@ def test_node_histograms_of_a_batch_add_a_large_nodes_chunks_in_order():
     node_start = np.array([0, n_large, n_large + 100])
     node_stop = np.array([n_large, n_large + 100, n_large + 400])
     node_slot = np.array([2, 0, 1])
-    pool = np.full((4, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
-    parent = _row_by_row(codes, stats, rows[n_large:], features)  # nodes 1 and 2 together
+    pool = np.full((4, len(features), HISTOGRAM_BINS, n_channels), np.nan)
+    parent = _row_by_row(codes, stats, rows[n_large:], features, n_channels)  # nodes 1 and 2
     pool[3] = parent
-    chunk_pool = empty_chunk_histograms(len(rows), len(features))  # room for 3 more chunks
+    chunk_pool = empty_chunk_histograms(len(rows), len(features), n_channels)  # 3 more chunks
     build_node_histograms(codes, rows, stats, features, np.array([0, 1, 2]), node_start,
                           node_stop, node_slot, pool, chunk_pool, np.array([-1, 3, -1]))
     assert np.array_equal(pool[3], parent - pool[node_slot[1]])
     chunk_rows = -(-n_large // 4)  # four equal chunks: even, at most n_large // CHUNK_ROWS + 1
-    chunks = [_row_by_row(codes, stats, rows[lo:min(lo + chunk_rows, n_large)], features)
+    chunks = [_row_by_row(codes, stats, rows[lo:min(lo + chunk_rows, n_large)], features,
+                          n_channels)
               for lo in range(0, n_large, chunk_rows)]
     assert len(chunks) == 4 and MAX_CHUNKS >= 4
     assert np.array_equal(pool[2], ((chunks[0] + chunks[1]) + chunks[2]) + chunks[3])
     for node in (1, 2):
         node_rows = rows[node_start[node]:node_stop[node]]
         assert np.array_equal(pool[node_slot[node]], _row_by_row(codes, stats, node_rows,
-                                                                 features))
+                                                                 features, n_channels))
 
 
 @pytest.mark.parametrize(("n_rows", "n_chunks", "rows_per_chunk"), [
@@ -92,7 +98,8 @@ def test_a_lone_small_node_built_in_feature_blocks_has_the_row_by_row_sums():
     pool = np.full((1, 6, HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0]), np.array([50]),
                           np.array([450]), np.array([0]), pool,
-                          empty_chunk_histograms(len(rows), len(features)), np.array([-1]))
+                          empty_chunk_histograms(len(rows), len(features), GRADIENT_CHANNELS),
+                          np.array([-1]))
     assert np.array_equal(pool[0], _row_by_row(codes, stats, rows[50:450], features))
 
 
@@ -107,7 +114,8 @@ def test_a_wide_batch_built_in_blocks_of_features_has_the_row_by_row_sums(every_
                                                                       CHUNK_ROWS + 300])
     pool = np.full((2, len(features), HISTOGRAM_BINS, GRADIENT_CHANNELS), np.nan)
     build_node_histograms(codes, rows, stats, features, np.array([0, 1]), node_start, node_stop,
-                          np.array([1, 0]), pool, empty_chunk_histograms(len(rows), len(features)),
+                          np.array([1, 0]), pool,
+                          empty_chunk_histograms(len(rows), len(features), GRADIENT_CHANNELS),
                           np.array([-1, -1]))
     large = rows[:CHUNK_ROWS + 100]  # two chunks of equal rows
     half = (CHUNK_ROWS + 100) // 2

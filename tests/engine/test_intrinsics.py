@@ -14,7 +14,7 @@ from numba import njit, prange, set_num_threads
 from numba.core.errors import TypingError
 
 from ensembles.engine.prefetch import _prefetch_python, prefetch
-from ensembles.engine.simd import LANES, _add_four_lanes_python, add_four_lanes
+from ensembles.engine.simd import _add_lanes_python, add_four_lanes, add_two_lanes
 from ensembles.engine.work_queue import WORKERS, _next_item_python, next_item
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,6 +23,15 @@ REPO = Path(__file__).resolve().parents[2]
 @njit
 def _jit_add_four_lanes(array, index):
     add_four_lanes(array, index, 1.5, -2.0, 3, 0.25)
+
+
+@njit
+def _jit_add_two_lanes(array, index):
+    add_two_lanes(array, index, 1.5, -2)
+
+
+LANE_ADDS = {"add_four_lanes": (_jit_add_four_lanes, (1.5, -2.0, 3, 0.25)),
+             "add_two_lanes": (_jit_add_two_lanes, (1.5, -2))}
 
 
 @njit
@@ -52,23 +61,26 @@ def _jit_claims(n_items):
     return claims
 
 
-def test_add_four_lanes_adds_the_four_lanes_at_the_index():
+@pytest.mark.parametrize("name", LANE_ADDS)
+def test_a_lane_add_adds_its_lanes_at_the_index(name):
+    jit_add, lanes = LANE_ADDS[name]
     array = np.arange(8, dtype=np.float64)
     by_hand = array.copy()
-    by_hand[3:3 + LANES] += [1.5, -2.0, 3.0, 0.25]
+    by_hand[3:3 + len(lanes)] += lanes
     python = array.copy()
-    _add_four_lanes_python(python, np.uint64(3), 1.5, -2.0, 3, 0.25)
-    _jit_add_four_lanes(array, np.uint64(3))
+    _add_lanes_python(python, np.uint64(3), *lanes)
+    jit_add(array, np.uint64(3))
     assert np.array_equal(array, by_hand)
     assert np.array_equal(python, by_hand)
 
 
+@pytest.mark.parametrize("name", LANE_ADDS)
 @pytest.mark.parametrize("array", [np.zeros(8, dtype=np.float32), np.zeros(16)[::2],
                                    np.zeros((2, 4))], ids=["float32", "strided", "2-d"])
-def test_add_four_lanes_refuses_what_it_would_write_past(array):
+def test_a_lane_add_refuses_what_it_would_write_past(array, name):
     """A float32 or strided array would be written 8 contiguous bytes a lane: a typing error."""
-    with pytest.raises(TypingError, match="add_four_lanes"):
-        _jit_add_four_lanes(array, np.uint64(0))
+    with pytest.raises(TypingError, match=name):
+        LANE_ADDS[name][0](array, np.uint64(0))
 
 
 def test_prefetch_reads_nothing_and_changes_nothing():

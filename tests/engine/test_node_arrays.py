@@ -75,8 +75,8 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
             arrays, _, _, _ = grow_gradient_tree(
                 codes, np.asfortranarray(codes), stats, np.arange(len(y), dtype=np.int32),
                 bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(3, dtype=np.int32),
-                DEPTHWISE, 6, 0, 0.0, 0.0,
-                0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0, gradient_workspace(len(y), 3, 6, 0))
+                DEPTHWISE, 6, 0, 0.0, 0.0, 0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0,
+                gradient_workspace(len(y), 3, 6, 0, min_samples_leaf, bin_mapper.categorical_))
             return arrays
 
         zero, one = grow(0), grow(1)

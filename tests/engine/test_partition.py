@@ -14,18 +14,22 @@ def test_batch_partition_is_stable_within_each_node(missing_left):
     columns[rng.uniform(size=columns.shape) < 0.1] = MISSING_BIN
     partition = rng.permutation(n_rows).astype(np.int32)
     before = partition.copy()
-    # node 0: rows [0, 500) untouched; node 1: [500, 2.5 chunks); node 2: the rest
+    # node 0: rows [0, 500) counted, not moved; node 1: [500, 2.5 chunks); node 2: the rest
     node_start = np.array([0, 500, 500 + 5 * PARTITION_CHUNK_ROWS // 2])
     node_stop = np.array([500, node_start[2], n_rows])
     feature = np.array([0, 2, 1])
     threshold_bin = np.array([0, 11, 20])
-    partition_batch(columns, np.array([2, 1]), feature, threshold_bin,
-                    np.full(3, missing_left), np.zeros((1, SET_WORDS), dtype=np.uint32),
-                    node_start, node_stop, partition, np.empty_like(partition))
+    n_left = partition_batch(columns, np.array([2, 1, 0]), np.array([True, True, False]),
+                             feature, threshold_bin, np.full(3, missing_left),
+                             np.zeros((1, SET_WORDS), dtype=np.uint32), node_start, node_stop,
+                             partition, np.empty_like(partition))
     assert np.array_equal(partition[:500], before[:500])
+    code = columns[before[:500], feature[0]]
+    assert n_left[2] == np.where(code == MISSING_BIN, missing_left, code <= threshold_bin[0]).sum()
     for node in (1, 2):
         rows = before[node_start[node]:node_stop[node]]
         code = columns[rows, feature[node]]
         left = np.where(code == MISSING_BIN, missing_left, code <= threshold_bin[node])
         assert np.array_equal(partition[node_start[node]:node_stop[node]],
                               np.concatenate([rows[left], rows[~left]]))
+        assert n_left[2 - node] == left.sum()
