@@ -50,7 +50,7 @@ CHUNK_ROWS = 1 << 15  # about the rows of a large node's chunk (node_chunk_rows)
 # pays for its own zeroing and summing, and for a parallel launch
 MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
-BLOCK_FEATURES = 64  # features per work item of a wide node: see build_node_histograms
+BLOCK_FEATURES = 32  # features per work item of a wide node: see build_node_histograms
 GRADIENT_CHANNELS = 2  # g, h
 COUNTED_CHANNELS = LANES  # g, h, count, 0
 GRADIENT_CHANNEL = 0  # also of every NEWTON statistics row: (g, h, ...)
@@ -163,10 +163,11 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
     FEATURE_BLOCKS chunks (a loss-guided split of a small node) cuts each chunk's features
     into FEATURE_BLOCKS ranges instead, each a work item: the sums are the same, and the
     threads share the node. With more than BLOCK_FEATURES features, each chunk is cut into
-    blocks of BLOCK_FEATURES features: a row's codes of a block are one cache line, and the
-    block's histograms (528 KB) stay in L2, where a 500-feature node's (4 MB) did not (wide
-    fit, 100k x 500: 10.4 against 15.0 s on an Intel Xeon of 2 MB L2; blocks of 32 features
-    10.1-10.3 s, of 128 10.5, of 256 11.0; measured).
+    blocks of BLOCK_FEATURES features: a row's codes of a block are half a cache line, and
+    the block's (g, h) histograms (132 KB) stay in L2, where a 500-feature node's (2 MB) did
+    not (wide fit, 100k x 500, on an Intel Xeon of 2 MB L2: 7.3-7.5 s, against 7.6 for
+    blocks of 16 features, 7.8-8.0 for 64, 8.2-8.3 for 128; with the counted bins, blocks of
+    64 had been 10.4 against 15.0 s for whole nodes; measured).
     """
     n_nodes = nodes.shape[0]
     n_used = features.shape[0]
