@@ -241,8 +241,16 @@ class LogisticLoss(Loss):
         return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
 
     def output(self, raw):
-        p = expit(raw[:, 0])
-        return np.column_stack([1.0 - p, p])
+        return _two_class_proba(raw[:, 0])
+
+
+def _two_class_proba(logit_p):
+    """(1 - p, p) per row with p = sigmoid(logit_p), written into one (n, 2) array (no
+    temporaries: the first touch of a new array's pages is a third of predicting 1M rows)."""
+    proba = np.empty((len(logit_p), 2))
+    expit(logit_p, out=proba[:, 1])
+    np.subtract(1.0, proba[:, 1], out=proba[:, 0])
+    return proba
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -311,8 +319,7 @@ class ExponentialLoss(Loss):
         return float(np.average(np.exp(-(2.0 * y - 1.0) * raw[:, 0]), weights=weight))
 
     def output(self, raw):
-        p = expit(2.0 * raw[:, 0])
-        return np.column_stack([1.0 - p, p])
+        return _two_class_proba(2.0 * raw[:, 0])
 
 
 class SoftmaxLoss(Loss):

@@ -266,7 +266,9 @@ class NewtonBoosting:
         with engine_threads(self.n_jobs):
             for k in range(total.shape[0]):
                 self._packed_output(k).add_to(X, total[k])
-        return self.init_raw_ + self._combine_round(total[:, :, 0].T)
+        raw = self._combine_round(total[:, :, 0].T)
+        raw += self.init_raw_  # in place: a new array of 1M rows is first touched page by page
+        return raw
 
     def _packed_output(self, k: int):
         """The trees of output k, packed for prediction (packing.packed_trees)."""
