@@ -1,11 +1,19 @@
 """The fused per-row kernels of the losses (weighted_stats) against finite differences of the
-loss itself: g = dl/dF and h = d2l/dF2 (the diagonal for softmax)."""
+loss itself: g = dl/dF and h = d2l/dF2 (the diagonal for softmax); the two-class
+probabilities against numpy's."""
 
 import numpy as np
 import pytest
 import scipy.special
 
-from ensembles.losses import HESSIAN_FLOOR, ROW_BLOCK, LogisticLoss, SoftmaxLoss, SquaredLoss
+from ensembles.losses import (
+    HESSIAN_FLOOR,
+    ROW_BLOCK,
+    ExponentialLoss,
+    LogisticLoss,
+    SoftmaxLoss,
+    SquaredLoss,
+)
 
 STEP = 1e-4
 
@@ -74,3 +82,13 @@ def test_softmax_stats_match_numpy_with_broadcast_and_given_weights():
                                        rtol=1e-13, atol=1e-15)
             np.testing.assert_allclose(out[:, :, 1].T, np.maximum(p * (1 - p), HESSIAN_FLOOR)
                                        * weight[:, None], rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("loss, scale", [(LogisticLoss(), 1.0), (ExponentialLoss(), 2.0)],
+                         ids=["logistic", "exponential"])
+def test_two_class_probabilities_are_one_minus_p_and_p(loss, scale):
+    """p = sigmoid(scale * F) (the exponential loss's p is the logistic of 2F), both columns
+    exactly as numpy computes them, also where p rounds to 0 or 1."""
+    raw = np.concatenate([6.0 * np.random.default_rng(1).normal(size=200), [-800.0, 800.0]])
+    p = scipy.special.expit(scale * raw)
+    assert np.array_equal(loss.output(raw[:, None]), np.column_stack([1.0 - p, p]))
