@@ -192,9 +192,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         node_may_split[left_id] = node_may_split[right_id] = False
         batch[n_batch] = node
         batch_slot[n_batch] = slot
+        largest_child = node_stop[node] - node_start[node] - max(min_samples_leaf, 1)  # rows
         batch_grows[n_batch] = (max_leaves <= 0 or n_leaves < max_leaves) and node_arrays.may_split(
-            node_stop[node] - node_start[node] - max(min_samples_leaf, 1), node_depth[left_id],
-            max_depth, MIN_SPLIT_ROWS, min_samples_leaf)  # the larger child at most
+            largest_child, node_depth[left_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
         n_batch += 1
 
     value = np.zeros((n_nodes, 1))
