@@ -19,9 +19,9 @@ split scans then tell an empty side by its hessian (splitting.best_newton_thresh
 grower takes the children's sizes from the partition. A fit whose scans need counts (a
 minimum of rows per leaf above one, sets of categories) uses the counted layout
 (g, h, count, 0), whose fourth, zero channel makes each addition one four-lane vector add.
-Two lanes are 1.3x faster than four per row over 1M x 28 codes (19.8 against 26.3 ns on an
-Intel Xeon; a tenth of the rows, scattered, 24.7 against 29.0; measured), the bins of a
-feature half the cache lines.
+Two lanes are 1.3x faster than four per row over 1M x 28 codes (19.6 against 26.2 ns on an
+Intel Xeon, one thread; a tenth of the rows, scattered, 23.0 against 28.9; measured), the
+bins of a feature half the cache lines.
 Each feature's N_BIN_SLOTS bins are followed by PADDING_BINS unused ones (HISTOGRAM_BINS in
 all), so that one code's bins in different features do not lie a multiple of 4096 bytes
 apart: the processor matches a load against earlier stores by the low 12 address bits, and
