@@ -1,3 +1,5 @@
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, make_friedman1
@@ -13,7 +15,7 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.categories import SET_WORDS
-from ensembles.engine.tree import LEAF, ROW_BLOCK, PackedEnsemble, _add_lockstep_values
+from ensembles.engine.tree import LEAF, ROW_BLOCK, PackedEnsemble
 
 
 def _single_tree(estimator_class, **params):
@@ -160,10 +162,27 @@ def test_ensemble_prediction_is_the_sum_of_brute_force_walks_with_missing_values
     assert np.array_equal(total, expected)
     for group_blocks in (1, 2, 6):  # each row adds the trees in order, whatever the group
         total = np.zeros((n_test, 1))
-        _add_lockstep_values(packed.depths, packed.roots, packed.nodes, packed.thresholds,
-                             packed.values, X_test, group_blocks, total[np.newaxis])
+        packed.add_lockstep(X_test, total[np.newaxis], 0, len(forest.estimators_),
+                            group_blocks)
         assert np.array_equal(total, expected)
     each_tree = packed.tree_values(X_test, 1, 3)  # the members one by one, in one pass
     assert each_tree.shape == (2, n_test, 1)
     for values, tree in zip(each_tree, forest.estimators_[1:3], strict=True):
         assert np.array_equal(values, np.array([_walk(tree, x) for x in X_test]))
+
+
+def test_a_pickled_packed_ensemble_reads_its_own_trees():
+    """The packed trees are read at their arrays' addresses: a pickled PackedEnsemble packs the
+    loaded trees again, and predicts as before once the original is gone."""
+    X, y = make_friedman1(n_samples=300, random_state=0)
+    forest = RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    packed = PackedEnsemble.of(forest.estimators_)
+    expected = np.zeros((len(X), 1))
+    packed.add_to(X, expected)
+    loaded = pickle.loads(pickle.dumps(packed))
+    del packed, forest
+    assert all(address == tree.threshold.__array_interface__["data"][0]
+               for address, tree in zip(loaded.addresses[:, 1], loaded.trees, strict=True))
+    total = np.zeros((len(X), 1))
+    loaded.add_to(X, total)
+    assert np.array_equal(total, expected)
