@@ -1,10 +1,15 @@
 """Flat array trees. Node i's structure is the pair nodes[2i], nodes[2i + 1] of uint32: a split
-on feature f, missing values going right when r = 1, is (2f + r, left child); its right child
-is left + 1 (the growers make children in pairs: node_arrays.record_split); a leaf is (0, i),
-its own left child, predicting value[i, :]. "x <= threshold[i]" goes left (threshold NaN at
-leaves). A split on a set of categories (threshold_bin[i] == CATEGORY_SET) sends the codes in
-the set category_bits[i] left (categories). The pairs are what PackedEnsemble's lockstep walk
-reads: a row's step is one 8-byte load and a threshold.
+of feature f at bin b, missing values going right when r = 1, is (f 2^9 + b 2 + r, left
+child): binned codes <= b, raw values x <= threshold[i], go left. Its right child is left + 1
+(the growers make children in pairs: node_arrays.record_split). A leaf is (0, i), its own left
+child, predicting value[i, :] (threshold NaN). A split on a set of categories has
+b = SET_SPLIT_BIN and sends the codes in the set category_bits[i] left (categories).
+
+    bit   31 ........ 9   8 ...... 1   0        32 ......... 0
+          | feature    | split bin  | NaN right | left child  |
+
+The pairs are what PackedEnsemble's lockstep walk reads: a row's step is one 8-byte load and
+a threshold.
 """
 
 from dataclasses import dataclass
@@ -18,19 +23,22 @@ from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.categories import CATEGORY_SET, SET_WORDS, category_code, in_set
 
 LEAF = -1
+FEATURE_SHIFT = 9  # the feature's bits in a node's first word
+SET_SPLIT_BIN = MISSING_BIN  # no numeric split is at the missing bin
+MAX_SPLIT_FEATURES = 1 << 23  # features a tree can split on: 23 bits
 
 
 @dataclass(frozen=True)
 class Tree:
     """One grown tree (the module's docstring: its node pairs). `gain` is the split gain (the
-    importance unit), 0 at leaves. Its 41 bytes a node (one output) are a forest's memory:
-    feature, NaN side and both children as int32 arrays took 13 more (measured 2026-11-26)."""
+    importance unit), 0 at leaves. Its 36 bytes a node (one output) are a forest's memory:
+    feature, split bin, NaN side and both children as int32 arrays took 17 more, the gains as
+    float64 4 more (measured 2026-11-26)."""
 
-    nodes: np.ndarray  # uint32 (2 n_nodes,): (2 feature + NaN right, left child) pairs
-    threshold_bin: np.ndarray  # int32, the split in bin codes: code <= threshold_bin
+    nodes: np.ndarray  # uint32 (2 n_nodes,): the (split, left child) pairs above
     threshold: np.ndarray  # float64, the same split in raw values: x <= threshold
     value: np.ndarray  # float64, (n_nodes, n_outputs)
-    gain: np.ndarray  # float64
+    gain: np.ndarray  # float32, as XGBoost's loss_chg and LightGBM's split_gain
     n_samples: np.ndarray  # int32, training rows reaching the node
     category_bits: np.ndarray  # uint32 (n_nodes, SET_WORDS), or no rows without set splits
 
@@ -44,10 +52,13 @@ class Tree:
         if not np.any(threshold_bin[feature != LEAF] == CATEGORY_SET):
             category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
         nodes = np.empty(2 * feature.shape[0], dtype=np.uint32)
-        if not _pair_nodes(feature, missing_left, left, right, nodes):
-            raise ValueError("a grown tree needs right[i] == left[i] + 1 at every split")
-        return cls(nodes, threshold_bin, bin_mapper.raw_thresholds(feature, threshold_bin),
-                   value * scale, gain, n_samples, category_bits)
+        if not _pair_nodes(feature, threshold_bin, missing_left, left, right, nodes):
+            raise ValueError(f"a grown tree needs right[i] == left[i] + 1 at every split, split "
+                             f"bins 0..{SET_SPLIT_BIN - 1} and features below "
+                             f"{MAX_SPLIT_FEATURES}")
+        return cls(nodes, bin_mapper.raw_thresholds(feature, threshold_bin),
+                   value if scale == 1.0 else value * scale, gain.astype(np.float32), n_samples,
+                   category_bits)
 
     @property
     def n_nodes(self) -> int:
@@ -60,7 +71,14 @@ class Tree:
     @property
     def feature(self) -> np.ndarray:
         """Split feature per node (int32), LEAF at leaves."""
-        return np.where(self.is_leaf, LEAF, self.nodes[0::2] >> 1).astype(np.int32)
+        return np.where(self.is_leaf, LEAF, self.nodes[0::2] >> FEATURE_SHIFT).astype(np.int32)
+
+    @property
+    def threshold_bin(self) -> np.ndarray:
+        """Split bin per node (int32): codes <= it go left; CATEGORY_SET at a split on a set,
+        0 at leaves."""
+        split_bin = (self.nodes[0::2] >> 1) & 0xFF
+        return np.where(split_bin == SET_SPLIT_BIN, CATEGORY_SET, split_bin).astype(np.int32)
 
     @property
     def missing_left(self) -> np.ndarray:
@@ -103,16 +121,16 @@ class Tree:
 
     def add_binned(self, codes: np.ndarray, out: np.ndarray) -> None:
         """out += leaf values for binned codes, in place."""
-        _add_leaf_values_binned(self.nodes, self.threshold_bin, self.category_bits, self.value,
+        _add_leaf_values_binned(self.nodes, self.category_bits, self.value,
                                 codes, out)
 
     def apply_binned(self, codes: np.ndarray) -> np.ndarray:
         """Index of the leaf each row of binned `codes` falls in."""
-        return _leaf_index_binned(self.nodes, self.threshold_bin, self.category_bits, codes)
+        return _leaf_index_binned(self.nodes, self.category_bits, codes)
 
     def add_to(self, X: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:
         """out += scale * leaf values: the in-place sum an ensemble prediction is made of."""
-        _add_leaf_values_raw(self.nodes, self.threshold, self.threshold_bin, self.category_bits,
+        _add_leaf_values_raw(self.nodes, self.threshold, self.category_bits,
                              self.value, X, scale, out)
 
     def add_by_partition(self, partition: np.ndarray, node_start: np.ndarray,
@@ -122,7 +140,7 @@ class Tree:
         the partition holds rows 0 .. len(out) - 1): no tree walk.
         The rows of a split whose children have node_start -1 (not partitioned) take one step
         down it, reading their codes in `columns` (column-major, as grown)."""
-        _add_leaf_values_partition(self.nodes, self.threshold_bin, self.category_bits,
+        _add_leaf_values_partition(self.nodes, self.category_bits,
                                    self.value, partition, node_start, self.n_samples, columns,
                                    out)
 
@@ -230,28 +248,34 @@ class PackedEnsemble:
 
 
 @njit(cache=True)
-def _pair_nodes(feature, missing_left, left, right, nodes):
+def _pair_nodes(feature, threshold_bin, missing_left, left, right, nodes):
     """Write the node pairs of a grower's arrays into `nodes` (the module's docstring); False
-    when a split's right child is not left + 1."""
+    when a split's right child is not left + 1, its bin not below SET_SPLIT_BIN (nor a set)
+    or its feature not below MAX_SPLIT_FEATURES."""
     for i in range(feature.shape[0]):
         if feature[i] == LEAF:
             nodes[2 * i] = 0
             nodes[2 * i + 1] = i
         else:
-            if right[i] != left[i] + 1:
+            is_set = threshold_bin[i] == CATEGORY_SET
+            split_bin = SET_SPLIT_BIN if is_set else threshold_bin[i]
+            if (right[i] != left[i] + 1 or not (is_set or 0 <= split_bin < SET_SPLIT_BIN)
+                    or feature[i] >= MAX_SPLIT_FEATURES):
                 return False
-            nodes[2 * i] = 2 * feature[i] + (0 if missing_left[i] else 1)
+            nodes[2 * i] = ((feature[i] << FEATURE_SHIFT) + (split_bin << 1)
+                            + (0 if missing_left[i] else 1))
             nodes[2 * i + 1] = left[i]
     return True
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _split_of(nodes, node):
-    """(feature, missing values go left, left child) of node `node`; the feature is -1
-    (LEAF) at a leaf."""
+    """(feature, split bin, missing values go left, left child) of node `node`; the feature
+    is -1 (LEAF) at a leaf."""
     word = np.int64(nodes[2 * node])
     left = np.int64(nodes[2 * node + 1])
-    return (LEAF if left == node else word >> 1), word & 1 == 0, left
+    return ((LEAF if left == node else word >> FEATURE_SHIFT), (word >> 1) & 0xFF,
+            word & 1 == 0, left)
 
 
 ROW_BLOCK = 64
@@ -263,7 +287,7 @@ PARTITION_ROW_BLOCK = 1 << 14  # rows per parallel item of add_by_partition
 def _child(nodes, threshold, node, X, row):
     """The child of `node` that row X[row] goes to (unsigned indices: no wraparound test)."""
     packed = nodes[np.uint64(2) * node]
-    x = X[row, packed >> np.uint32(1)]
+    x = X[row, packed >> np.uint32(FEATURE_SHIFT)]
     go_right = (x > threshold[node]) | ((x != x) & (packed & np.uint32(1) != 0))
     return nodes[np.uint64(2) * node + np.uint64(1)] + np.uint32(go_right)
 
@@ -271,7 +295,7 @@ def _child(nodes, threshold, node, X, row):
 @njit(cache=True, inline="always")
 def _child_of_number(nodes, threshold, node, X, row):
     """_child for an X[row] known not to be NaN: 35% faster than _child (measured)."""
-    x = X[row, nodes[np.uint64(2) * node] >> np.uint32(1)]
+    x = X[row, nodes[np.uint64(2) * node] >> np.uint32(FEATURE_SHIFT)]
     return nodes[np.uint64(2) * node + np.uint64(1)] + np.uint32(x > threshold[node])
 
 
@@ -338,59 +362,59 @@ def _add_lockstep_values(depths, sizes, addresses, n_outputs, X, group_blocks, o
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _code_goes_left(code, node, missing_left, threshold_bin, category_bits):
+def _code_goes_left(code, node, split_bin, missing_left, category_bits):
     """Whether a row of bin `code` goes left at split `node`."""
-    if threshold_bin[node] == CATEGORY_SET:
+    if split_bin == SET_SPLIT_BIN:
         return in_set(category_bits[node], code)
     if code == MISSING_BIN:
         return missing_left
-    return code <= threshold_bin[node]
+    return code <= split_bin
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_raw(nodes, threshold, threshold_bin, category_bits, value, X, scale, out):
+def _add_leaf_values_raw(nodes, threshold, category_bits, value, X, scale, out):
     for i in prange(X.shape[0]):
         node = np.int64(0)
-        feature, missing_left, left = _split_of(nodes, node)
+        feature, split_bin, missing_left, left = _split_of(nodes, node)
         while feature != LEAF:
             x = X[i, feature]
-            if threshold_bin[node] == CATEGORY_SET:
+            if split_bin == SET_SPLIT_BIN:
                 go_left = in_set(category_bits[node], category_code(x))
             elif np.isnan(x):
                 go_left = missing_left
             else:
                 go_left = x <= threshold[node]
             node = left if go_left else left + 1
-            feature, missing_left, left = _split_of(nodes, node)
+            feature, split_bin, missing_left, left = _split_of(nodes, node)
         for k in range(value.shape[1]):
             out[i, k] += scale * value[node, k]
 
 
 @njit(cache=True, parallel=True)
-def _leaf_index_binned(nodes, threshold_bin, category_bits, codes):
+def _leaf_index_binned(nodes, category_bits, codes):
     leaf = np.empty(codes.shape[0], dtype=np.int32)
     for i in prange(codes.shape[0]):
         node = np.int64(0)
-        feature, missing_left, left = _split_of(nodes, node)
+        feature, split_bin, missing_left, left = _split_of(nodes, node)
         while feature != LEAF:
-            go_left = _code_goes_left(codes[i, feature], node, missing_left, threshold_bin,
+            go_left = _code_goes_left(codes[i, feature], node, split_bin, missing_left,
                                       category_bits)
             node = left if go_left else left + 1
-            feature, missing_left, left = _split_of(nodes, node)
+            feature, split_bin, missing_left, left = _split_of(nodes, node)
         leaf[i] = node
     return leaf
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_binned(nodes, threshold_bin, category_bits, value, codes, out):
-    leaf = _leaf_index_binned(nodes, threshold_bin, category_bits, codes)
+def _add_leaf_values_binned(nodes, category_bits, value, codes, out):
+    leaf = _leaf_index_binned(nodes, category_bits, codes)
     for i in prange(codes.shape[0]):
         for k in range(value.shape[1]):
             out[i, k] += value[leaf[i], k]
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_partition(nodes, threshold_bin, category_bits, value, partition,
+def _add_leaf_values_partition(nodes, category_bits, value, partition,
                                node_start, n_samples, columns, out):
     """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
     partitioned) hold every row once, each range's rows increasing (the grower's partition is
@@ -416,7 +440,7 @@ def _add_leaf_values_partition(nodes, threshold_bin, category_bits, value, parti
             rows = partition[start:start + n_samples[node]]
             first = np.uint64(start + np.searchsorted(rows, lo))
             stop = np.uint64(start + np.searchsorted(rows, hi))
-            feature, missing_left, left = _split_of(nodes, node)
+            feature, split_bin, missing_left, left = _split_of(nodes, node)
             for k in range(value.shape[1]):
                 if feature == LEAF:
                     leaf_value = value[node, k]
@@ -428,8 +452,8 @@ def _add_leaf_values_partition(nodes, threshold_bin, category_bits, value, parti
                     right_value = value[left + 1, k]
                     for p in range(first, stop):
                         row = np.uint64(partition[p])
-                        goes_left = _code_goes_left(column[row], node, missing_left,
-                                                    threshold_bin, category_bits)
+                        goes_left = _code_goes_left(column[row], node, split_bin,
+                                                    missing_left, category_bits)
                         out[row, k] += left_value if goes_left else right_value
 
 

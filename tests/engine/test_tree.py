@@ -6,7 +6,7 @@ from sklearn.datasets import load_breast_cancer, make_friedman1
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from ensembles import RandomForestClassifier, RandomForestRegressor
-from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
+from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS, BinMapper
 from ensembles.engine.cart_histogram import (
     build_drawn_histograms,
     clear_bins,
@@ -14,8 +14,8 @@ from ensembles.engine.cart_histogram import (
     occupied_bins,
 )
 from ensembles.engine.cart_partition import partition_node
-from ensembles.engine.categories import SET_WORDS
-from ensembles.engine.tree import LEAF, ROW_BLOCK, PackedEnsemble
+from ensembles.engine.categories import CATEGORY_SET, SET_WORDS
+from ensembles.engine.tree import LEAF, MAX_SPLIT_FEATURES, ROW_BLOCK, PackedEnsemble, Tree
 
 
 def _single_tree(estimator_class, **params):
@@ -186,3 +186,42 @@ def test_a_pickled_packed_ensemble_reads_its_own_trees():
     total = np.zeros((len(X), 1))
     loaded.add_to(X, total)
     assert np.array_equal(total, expected)
+
+
+def _grown_arrays(feature, threshold_bin, missing_left, left, right):
+    """A grower's arrays for a tree of these splits (values 0, 1, 2, ..., no set bits)."""
+    n_nodes = len(feature)
+    return (np.array(feature, dtype=np.int32), np.array(threshold_bin, dtype=np.int32),
+            np.array(missing_left), np.array(left, dtype=np.int32),
+            np.array(right, dtype=np.int32), np.arange(n_nodes, dtype=np.float64)[:, None],
+            np.zeros(n_nodes), np.full(n_nodes, 10, dtype=np.int32),
+            np.zeros((n_nodes, SET_WORDS), dtype=np.uint32))
+
+
+def test_a_tree_keeps_its_grower_arrays_in_node_pairs():
+    """Feature, split bin, NaN side and children packed into one uint32 pair a node read
+    back as the grower made them, a split on a set included."""
+    bin_mapper = BinMapper().fit(np.arange(40.0).reshape(20, 2))
+    arrays = _grown_arrays([1, LEAF, 0, LEAF, LEAF], [7, 0, CATEGORY_SET, 0, 0],
+                           [False, False, True, False, False], [1, LEAF, 3, LEAF, LEAF],
+                           [2, LEAF, 4, LEAF, LEAF])
+    tree = Tree.from_grown(arrays, bin_mapper)
+    for name, grown in zip(("feature", "threshold_bin", "missing_left", "left", "right"),
+                           arrays[:5], strict=True):
+        assert np.array_equal(getattr(tree, name), grown), name
+    assert tree.n_leaves == 3 and tree.depth == 2
+    assert np.isnan(tree.threshold[tree.is_leaf]).all()
+    assert tree.threshold[0] == bin_mapper.raw_thresholds(arrays[0], arrays[1])[0]
+
+
+@pytest.mark.parametrize("feature, threshold_bin, right", [
+    (MAX_SPLIT_FEATURES, 3, 2),  # a feature beyond the 23 bits
+    (0, MISSING_BIN, 2),  # a numeric split at the missing bin
+    (0, 3, 3),  # the right child not left + 1
+])
+def test_a_tree_refuses_splits_its_node_pairs_cannot_hold(feature, threshold_bin, right):
+    bin_mapper = BinMapper().fit(np.arange(40.0).reshape(20, 2))
+    arrays = _grown_arrays([feature, LEAF, LEAF, LEAF], [threshold_bin, 0, 0, 0],
+                           [False] * 4, [1, LEAF, LEAF, LEAF], [right, LEAF, LEAF, LEAF])
+    with pytest.raises(ValueError, match="right\\[i\\] == left\\[i\\] \\+ 1"):
+        Tree.from_grown(arrays, bin_mapper)
