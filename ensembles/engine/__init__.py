@@ -25,11 +25,13 @@ Which module does what, for whom:
 | merge_sort      | a stable sort of (key, item) pairs, no allocation    | work_queue,          |
 |                 |                                                      | categories           |
 | borrowing       | the inner kernels' decorators: no reference counts   | the growers' inner   |
-|                 | on the arrays they borrow, no allocation             | kernels, packing     |
+|                 | on the arrays they borrow, no allocation             | kernels              |
 | simd, prefetch, | LLVM intrinsics: four-lane add, software prefetch,   | the histogram and    |
 | llvm_arrays     | an element's address, type checks; plain Python      | partition kernels    |
 |                 | under NUMBA_DISABLE_JIT=1 (to step through the code) |                      |
 | threads         | n_jobs -> numba threads                              | every estimator      |
+| array_views     | arrays read at their addresses: a packed ensemble's  | tree                 |
+|                 | trees, without copying them into one table           |                      |
 
 numba's on-disk cache is invalidated only when a kernel's own file changes, not when a kernel
 it calls (and has inlined) changes in another file; a stale entry then runs old machine code,
