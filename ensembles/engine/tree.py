@@ -121,8 +121,7 @@ class Tree:
 
     def add_binned(self, codes: np.ndarray, out: np.ndarray) -> None:
         """out += leaf values for binned codes, in place."""
-        _add_leaf_values_binned(self.nodes, self.category_bits, self.value,
-                                codes, out)
+        _add_leaf_values_binned(self.nodes, self.category_bits, self.value, codes, out)
 
     def apply_binned(self, codes: np.ndarray) -> np.ndarray:
         """Index of the leaf each row of binned `codes` falls in."""
@@ -130,8 +129,8 @@ class Tree:
 
     def add_to(self, X: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:
         """out += scale * leaf values: the in-place sum an ensemble prediction is made of."""
-        _add_leaf_values_raw(self.nodes, self.threshold, self.category_bits,
-                             self.value, X, scale, out)
+        _add_leaf_values_raw(self.nodes, self.threshold, self.category_bits, self.value, X,
+                             scale, out)
 
     def add_by_partition(self, partition: np.ndarray, node_start: np.ndarray,
                          columns: np.ndarray, out: np.ndarray) -> None:
@@ -140,9 +139,8 @@ class Tree:
         the partition holds rows 0 .. len(out) - 1): no tree walk.
         The rows of a split whose children have node_start -1 (not partitioned) take one step
         down it, reading their codes in `columns` (column-major, as grown)."""
-        _add_leaf_values_partition(self.nodes, self.category_bits,
-                                   self.value, partition, node_start, self.n_samples, columns,
-                                   out)
+        _add_leaf_values_partition(self.nodes, self.category_bits, self.value, partition,
+                                   node_start, self.n_samples, columns, out)
 
     def feature_gains(self, n_features: int) -> np.ndarray:
         """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
@@ -414,8 +412,8 @@ def _add_leaf_values_binned(nodes, category_bits, value, codes, out):
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_partition(nodes, category_bits, value, partition,
-                               node_start, n_samples, columns, out):
+def _add_leaf_values_partition(nodes, category_bits, value, partition, node_start, n_samples,
+                               columns, out):
     """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
     partitioned) hold every row once, each range's rows increasing (the grower's partition is
     stable and starts from increasing rows). Blocks of PARTITION_ROW_BLOCK rows are added in
