@@ -2,14 +2,16 @@
 of feature f at bin b, missing values going right when r = 1, is (f 2^9 + b 2 + r, left
 child): binned codes <= b, raw values x <= threshold[i], go left. Its right child is left + 1
 (the growers make children in pairs: node_arrays.record_split). A leaf is (0, i), its own left
-child, predicting value[i, :] (threshold NaN). A split on a set of categories has
-b = SET_SPLIT_BIN and sends the codes in the set category_bits[i] left (categories).
+child; its threshold is a quiet NaN whose low 32 bits are its row s of `value`, which holds
+the leaves' values only, in node order: it predicts value[s, :]. A split on a set of
+categories has b = SET_SPLIT_BIN and sends the codes in the set category_bits[i] left
+(categories).
 
     bit   31 ........ 9   8 ...... 1   0        32 ......... 0
           | feature    | split bin  | NaN right | left child  |
 
 The pairs are what PackedEnsemble's lockstep walk reads: a row's step is one 8-byte load and
-a threshold.
+a threshold. A tree has n_leaves = (n_nodes + 1) / 2: every split has two children.
 """
 
 from dataclasses import dataclass
@@ -26,18 +28,22 @@ LEAF = -1
 FEATURE_SHIFT = 9  # the feature's bits in a node's first word
 SET_SPLIT_BIN = MISSING_BIN  # no numeric split is at the missing bin
 MAX_SPLIT_FEATURES = 1 << 23  # features a tree can split on: 23 bits
+LEAF_NAN = np.uint64(0x7FF8_0000_0000_0000)  # a quiet NaN: a leaf's threshold is it | value row
+VALUE_ROW_BITS = np.uint64(0xFFFF_FFFF)
 
 
 @dataclass(frozen=True)
 class Tree:
-    """One grown tree (the module's docstring: its node pairs). `gain` is the split gain (the
-    importance unit), 0 at leaves. Its 36 bytes a node (one output) are a forest's memory:
-    feature, split bin, NaN side and both children as int32 arrays took 17 more, the gains as
-    float64 4 more (measured 2026-11-26)."""
+    """One grown tree (the module's docstring: its node pairs and leaf rows). `gain` is the
+    split gain (the importance unit), 0 at leaves. Its 24 bytes a node and 8 a leaf and output
+    are a forest's memory: feature, split bin, NaN side and both children as int32 arrays took
+    17 more a node, the gains as float64 4 more, values at the splits too 4 more a node and
+    output (a two-class forest tree: 32 against 57 bytes a node)."""
 
     nodes: np.ndarray  # uint32 (2 n_nodes,): the (split, left child) pairs above
-    threshold: np.ndarray  # float64, the same split in raw values: x <= threshold
-    value: np.ndarray  # float64, (n_nodes, n_outputs)
+    threshold: np.ndarray  # float64, the same split in raw values: x <= threshold; at a leaf,
+    # LEAF_NAN | its value row
+    value: np.ndarray  # float64, (n_leaves, n_outputs), the leaves' in node order
     gain: np.ndarray  # float32, as XGBoost's loss_chg and LightGBM's split_gain
     n_samples: np.ndarray  # int32, training rows reaching the node
     category_bits: np.ndarray  # uint32 (n_nodes, SET_WORDS), or no rows without set splits
@@ -45,10 +51,11 @@ class Tree:
     @classmethod
     def from_grown(cls, arrays: tuple, bin_mapper, scale: float = 1.0) -> "Tree":
         """A Tree from a grower's arrays (feature, threshold_bin, missing_left, left, right,
-        value, gain, n_samples, category_bits), its leaf values multiplied by `scale`
-        (shrinkage)."""
+        value, gain, n_samples, category_bits: one row a node), its leaf values multiplied by
+        `scale` (shrinkage)."""
         (feature, threshold_bin, missing_left, left, right, value, gain, n_samples,
          category_bits) = arrays
+        is_leaf = feature == LEAF
         if not np.any(threshold_bin[feature != LEAF] == CATEGORY_SET):
             category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
         nodes = np.empty(2 * feature.shape[0], dtype=np.uint32)
@@ -56,8 +63,13 @@ class Tree:
             raise ValueError(f"a grown tree needs right[i] == left[i] + 1 at every split, split "
                              f"bins 0..{SET_SPLIT_BIN - 1} and features below "
                              f"{MAX_SPLIT_FEATURES}")
-        return cls(nodes, bin_mapper.raw_thresholds(feature, threshold_bin),
-                   value if scale == 1.0 else value * scale, gain.astype(np.float32), n_samples,
+        threshold = bin_mapper.raw_thresholds(feature, threshold_bin)
+        threshold.view(np.uint64)[is_leaf] = LEAF_NAN | np.arange(np.count_nonzero(is_leaf),
+                                                                  dtype=np.uint64)
+        leaf_value = value[is_leaf]
+        if scale != 1.0:
+            leaf_value *= scale
+        return cls(nodes, threshold, leaf_value, gain.astype(np.float32), n_samples,
                    category_bits)
 
     @property
@@ -96,6 +108,12 @@ class Tree:
         return np.where(self.is_leaf, LEAF, self.nodes[1::2] + 1).astype(np.int32)
 
     @property
+    def value_row(self) -> np.ndarray:
+        """The row of `value` each leaf predicts (int64), -1 at splits."""
+        rows = (self.threshold.view(np.uint64) & VALUE_ROW_BITS).astype(np.int64)
+        return np.where(self.is_leaf, rows, -1)
+
+    @property
     def has_category_sets(self) -> bool:
         return self.category_bits.shape[0] > 0
 
@@ -121,11 +139,12 @@ class Tree:
 
     def add_binned(self, codes: np.ndarray, out: np.ndarray) -> None:
         """out += leaf values for binned codes, in place."""
-        _add_leaf_values_binned(self.nodes, self.category_bits, self.value, codes, out)
+        _add_leaf_values_binned(self.nodes, self.threshold, self.category_bits, self.value,
+                                codes, out)
 
     def apply_binned(self, codes: np.ndarray) -> np.ndarray:
-        """Index of the leaf each row of binned `codes` falls in."""
-        return _leaf_index_binned(self.nodes, self.category_bits, codes)
+        """The value row of the leaf each row of binned `codes` falls in."""
+        return _value_rows_binned(self.nodes, self.threshold, self.category_bits, codes)
 
     def add_to(self, X: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:
         """out += scale * leaf values: the in-place sum an ensemble prediction is made of."""
@@ -139,8 +158,8 @@ class Tree:
         the partition holds rows 0 .. len(out) - 1): no tree walk.
         The rows of a split whose children have node_start -1 (not partitioned) take one step
         down it, reading their codes in `columns` (column-major, as grown)."""
-        _add_leaf_values_partition(self.nodes, self.category_bits, self.value, partition,
-                                   node_start, self.n_samples, columns, out)
+        _add_leaf_values_partition(self.nodes, self.threshold, self.category_bits, self.value,
+                                   partition, node_start, self.n_samples, columns, out)
 
     def feature_gains(self, n_features: int) -> np.ndarray:
         """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
@@ -159,7 +178,8 @@ class PackedEnsemble:
     Packing copies nothing: the walk reads each tree's own node pairs, thresholds and leaf
     values (the module's docstring) at their addresses (array_views). A split sends x right
     when x > threshold, or when x is NaN and missing values go right (x > NaN is false at a
-    leaf, which is its own left child: a row at a leaf stays there). Copied into one table
+    leaf, which is its own left child: a row at a leaf stays there, then adds the value row
+    that the NaN holds). Copied into one table
     with the thresholds and values, the packed trees were 32 bytes a node more and 17 MB of a
     forest fit's peak memory (100 trees of 10,000 nodes, measured); read where they are, the
     prediction was as fast. An estimator keeps its packed trees; a pickled PackedEnsemble
@@ -297,17 +317,24 @@ def _child_of_number(nodes, threshold, node, X, row):
     return nodes[np.uint64(2) * node + np.uint64(1)] + np.uint32(x > threshold[node])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _value_row(threshold_bits, leaf):
+    """The value row of a leaf, from its threshold's bits (the module's docstring)."""
+    return threshold_bits[leaf] & VALUE_ROW_BITS
+
+
 @njit(cache=True, inline="always")
-def _add_leaves(value, leaves, first, n_block, out, target):
-    """out[target, first + r] += value[leaves[r]] for the block's rows (one output: no inner
-    loop, 10% of a prediction measured)."""
+def _add_leaves(value, threshold_bits, leaves, first, n_block, out, target):
+    """out[target, first + r] += the values of leaf leaves[r] for the block's rows (one
+    output: no inner loop, 10% of a prediction measured)."""
     if value.shape[1] == 1:
         for r in range(n_block):
-            out[target, first + r, 0] += value[leaves[r], 0]
+            out[target, first + r, 0] += value[_value_row(threshold_bits, leaves[r]), 0]
     else:
         for r in range(n_block):
+            row = _value_row(threshold_bits, leaves[r])
             for k in range(value.shape[1]):
-                out[target, first + r, k] += value[leaves[r], k]
+                out[target, first + r, k] += value[row, k]
 
 
 @njit(cache=True, inline="always")
@@ -342,7 +369,7 @@ def _add_lockstep_values(depths, sizes, addresses, n_outputs, X, group_blocks, o
         for tree in range(depths.shape[0]):
             nodes = uint32s_at(addresses[tree, NODES], 2 * sizes[tree])
             threshold = floats_at(addresses[tree, THRESHOLDS], sizes[tree])
-            value = float_rows_at(addresses[tree, VALUES], sizes[tree], n_outputs)
+            value = float_rows_at(addresses[tree, VALUES], (sizes[tree] + 1) // 2, n_outputs)
             for block in range(group * group_blocks, min(n_blocks, (group + 1) * group_blocks)):
                 first = block * ROW_BLOCK
                 n_block = min(ROW_BLOCK, n_rows - first)
@@ -356,7 +383,8 @@ def _add_lockstep_values(depths, sizes, addresses, n_outputs, X, group_blocks, o
                         for r in range(n_block):
                             at[r] = _child_of_number(nodes, threshold, np.uint64(at[r]), X,
                                                      np.uint64(first + r))
-                _add_leaves(value, at, first, n_block, out, tree if out.shape[0] > 1 else 0)
+                _add_leaves(value, threshold.view(np.uint64), at, first, n_block, out,
+                            tree if out.shape[0] > 1 else 0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -371,6 +399,7 @@ def _code_goes_left(code, node, split_bin, missing_left, category_bits):
 
 @njit(cache=True, parallel=True)
 def _add_leaf_values_raw(nodes, threshold, category_bits, value, X, scale, out):
+    threshold_bits = threshold.view(np.uint64)
     for i in prange(X.shape[0]):
         node = np.int64(0)
         feature, split_bin, missing_left, left = _split_of(nodes, node)
@@ -384,12 +413,14 @@ def _add_leaf_values_raw(nodes, threshold, category_bits, value, X, scale, out):
                 go_left = x <= threshold[node]
             node = left if go_left else left + 1
             feature, split_bin, missing_left, left = _split_of(nodes, node)
+        row = _value_row(threshold_bits, node)
         for k in range(value.shape[1]):
-            out[i, k] += scale * value[node, k]
+            out[i, k] += scale * value[row, k]
 
 
 @njit(cache=True, parallel=True)
-def _leaf_index_binned(nodes, category_bits, codes):
+def _value_rows_binned(nodes, threshold, category_bits, codes):
+    threshold_bits = threshold.view(np.uint64)
     leaf = np.empty(codes.shape[0], dtype=np.int32)
     for i in prange(codes.shape[0]):
         node = np.int64(0)
@@ -399,21 +430,21 @@ def _leaf_index_binned(nodes, category_bits, codes):
                                       category_bits)
             node = left if go_left else left + 1
             feature, split_bin, missing_left, left = _split_of(nodes, node)
-        leaf[i] = node
+        leaf[i] = _value_row(threshold_bits, node)
     return leaf
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_binned(nodes, category_bits, value, codes, out):
-    leaf = _leaf_index_binned(nodes, category_bits, codes)
+def _add_leaf_values_binned(nodes, threshold, category_bits, value, codes, out):
+    leaf = _value_rows_binned(nodes, threshold, category_bits, codes)
     for i in prange(codes.shape[0]):
         for k in range(value.shape[1]):
             out[i, k] += value[leaf[i], k]
 
 
 @njit(cache=True, parallel=True)
-def _add_leaf_values_partition(nodes, category_bits, value, partition, node_start, n_samples,
-                               columns, out):
+def _add_leaf_values_partition(nodes, threshold, category_bits, value, partition, node_start,
+                               n_samples, columns, out):
     """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
     partitioned) hold every row once, each range's rows increasing (the grower's partition is
     stable and starts from increasing rows). Blocks of PARTITION_ROW_BLOCK rows are added in
@@ -422,7 +453,9 @@ def _add_leaf_values_partition(nodes, category_bits, value, partition, node_star
     partition's positions into blocks instead sent each thread's writes all over `out`:
     2.3 against 0.95 ms for 800k rows, 0.9 against 0.32 ms for a 240k-row column of an
     8-class fit (measured; blocks of 4k-64k rows were within 30%, 256k rows 1.8 ms). A
-    range's values are read once before its rows."""
+    range's values are read once before its rows. A split that was not partitioned has two
+    leaves (the growers partition every split whose children may split)."""
+    threshold_bits = threshold.view(np.uint64)
     n_nodes = nodes.shape[0] // 2
     final = np.zeros(n_nodes, dtype=np.bool_)
     for node in range(n_nodes):
@@ -441,13 +474,13 @@ def _add_leaf_values_partition(nodes, category_bits, value, partition, node_star
             feature, split_bin, missing_left, left = _split_of(nodes, node)
             for k in range(value.shape[1]):
                 if feature == LEAF:
-                    leaf_value = value[node, k]
+                    leaf_value = value[_value_row(threshold_bits, node), k]
                     for p in range(first, stop):
                         out[np.uint64(partition[p]), k] += leaf_value
                 else:
                     column = columns[:, feature]
-                    left_value = value[left, k]
-                    right_value = value[left + 1, k]
+                    left_value = value[_value_row(threshold_bits, left), k]
+                    right_value = value[_value_row(threshold_bits, left + 1), k]
                     for p in range(first, stop):
                         row = np.uint64(partition[p])
                         goes_left = _code_goes_left(column[row], node, split_bin,

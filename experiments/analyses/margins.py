@@ -18,7 +18,6 @@ from sklearn import ensemble
 from sklearn.base import BaseEstimator
 
 import ensembles
-from ensembles.engine.tree import LEAF
 from experiments.analyses.findings import Findings, FittedSplit
 from experiments.analyses.member_votes import member_labels, true_class_margin
 
@@ -56,7 +55,7 @@ def logitboost_margins(
     for rounds, round_trees in enumerate(model.trees_, start=1):
         for k, tree in enumerate(round_trees):
             outputs[:, k] += tree.predict(X)[:, 0]
-        scale += max(np.abs(tree.value[tree.feature == LEAF]).max() for tree in round_trees)
+        scale += max(np.abs(tree.value).max() for tree in round_trees)
         if rounds in wanted:
             if outputs.shape[1] == 1:
                 margins[rounds] = np.where(y_index == 1, 1.0, -1.0) * outputs[:, 0] / scale

@@ -29,7 +29,7 @@ def _walk(tree, x):
         value = x[tree.feature[node]]
         go_left = tree.missing_left[node] if np.isnan(value) else value <= tree.threshold[node]
         node = tree.left[node] if go_left else tree.right[node]
-    return tree.value[node]
+    return tree.value[tree.value_row[node]]
 
 
 def _quantize(X, n_levels):
@@ -47,8 +47,8 @@ def test_depth_one_tree_finds_the_known_split():
     between = (X[y == 0, 1].max(), X[y == 1, 1].min())
     assert between[0] <= tree.threshold[0] < between[1]
     assert tree.n_leaves == 2
-    assert np.allclose(tree.value[tree.left[0]], [1, 0])
-    assert np.allclose(tree.value[tree.right[0]], [0, 1])
+    assert np.allclose(tree.value[tree.value_row[tree.left[0]]], [1, 0])
+    assert np.allclose(tree.value[tree.value_row[tree.right[0]]], [0, 1])
 
 
 def test_prediction_equals_a_brute_force_walk_with_missing_values():
@@ -200,7 +200,8 @@ def _grown_arrays(feature, threshold_bin, missing_left, left, right):
 
 def test_a_tree_keeps_its_grower_arrays_in_node_pairs():
     """Feature, split bin, NaN side and children packed into one uint32 pair a node read
-    back as the grower made them, a split on a set included."""
+    back as the grower made them, a split on a set included; the leaves' values only, each
+    found by the row its threshold's NaN holds."""
     bin_mapper = BinMapper().fit(np.arange(40.0).reshape(20, 2))
     arrays = _grown_arrays([1, LEAF, 0, LEAF, LEAF], [7, 0, CATEGORY_SET, 0, 0],
                            [False, False, True, False, False], [1, LEAF, 3, LEAF, LEAF],
@@ -212,6 +213,8 @@ def test_a_tree_keeps_its_grower_arrays_in_node_pairs():
     assert tree.n_leaves == 3 and tree.depth == 2
     assert np.isnan(tree.threshold[tree.is_leaf]).all()
     assert tree.threshold[0] == bin_mapper.raw_thresholds(arrays[0], arrays[1])[0]
+    assert np.array_equal(tree.value_row, [-1, 0, -1, 1, 2])
+    assert np.array_equal(tree.value[:, 0], arrays[5][tree.is_leaf, 0])  # grown: value = node
 
 
 @pytest.mark.parametrize("feature, threshold_bin, right", [
