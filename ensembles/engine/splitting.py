@@ -30,6 +30,7 @@ ENTROPY = np.int64(2)
 TIE_TOLERANCE = 1e-10
 EMPTY_HESSIAN = 1e-10  # a side without counts holding at most this share of its node's
 # hessian is empty: a subtracted histogram's empty bins held up to 1.7e-16 of it (100k rows)
+SMALLEST_HESSIAN = float(np.finfo(np.float64).tiny)  # a side of no hessian is empty too
 
 
 @borrowing
@@ -443,10 +444,11 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
 
     Without counts (min_samples_leaf <= 1), every bin is a candidate, as in XGBoost: an empty
     bin's left sums are those of the bin before it, so the first largest gain is still at an
-    occupied bin, and a side is empty when its hessian is at most EMPTY_HESSIAN of the node's
-    (a subtracted histogram's empty bin holds the rounding of the parent's sum, not 0; the
-    side is then inadmissible, as a side of no row); the missing rows' bin, likewise. The
-    larger side, for missing values when the node has none, is the one of more hessian."""
+    occupied bin, and a side is empty when its hessian is below EMPTY_HESSIAN of the node's,
+    or than SMALLEST_HESSIAN (a subtracted histogram's empty bin holds the rounding of the
+    parent's sum, not 0; the side is then inadmissible, as a side of no row); the missing
+    rows' bin, likewise. The larger side, for missing values when the node has none, is the
+    one of more hessian."""
     parent_g = parent[GRADIENT_CHANNEL]
     parent_h = parent[HESSIAN_CHANNEL]
     if hist.shape[1] > COUNT_CHANNEL:
@@ -457,7 +459,7 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
         n_occupied = occupied_bins(hist, last_bin, COUNT_CHANNEL, bins)
     else:
         count_channel = np.int64(HESSIAN_CHANNEL)
-        min_count = EMPTY_HESSIAN * parent_h
+        min_count = max(EMPTY_HESSIAN * parent_h, SMALLEST_HESSIAN)
         has_missing = hist[MISSING_BIN, HESSIAN_CHANNEL] > min_count
         last_bin = n_bins if has_missing else n_bins - 1
         n_occupied = last_bin
@@ -504,7 +506,6 @@ def _newton_split_gains(lefts_g, lefts_h, lefts_n, n_candidates, parent_g, paren
                        if right_denominator > 0.0 else 0.0)
         admissible = ((left_n >= min_count) & (right_n >= min_count)
                       & (left_h >= min_child_weight) & (right_h >= min_child_weight))
-        admissible &= (left_n > 0.0) & (right_n > 0.0)  # min_count 0: a node of no hessian
         gains[i] = left_score + right_score - parent_score if admissible else -np.inf
 
 
