@@ -9,8 +9,9 @@ on the loss itself after the tree is grown, as MART does (Friedman 2001, Algorit
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import expit, logit, softmax
+from scipy.special import logit, softmax
 
+from ensembles.class_choice import most_probable, most_probable_of_logits, two_class_proba
 from ensembles.engine.vector_exp import vector_exp
 
 HESSIAN_FLOOR = 1e-16
@@ -71,6 +72,10 @@ class Loss:
     def output(self, raw: np.ndarray) -> np.ndarray:
         """Predictions in the output space: values, or class probabilities (n, K)."""
         return raw[:, 0]
+
+    def most_probable(self, raw: np.ndarray) -> np.ndarray:
+        """Index of the most probable class of a classification loss's output(raw)."""
+        return most_probable(self.output(raw))
 
     def refit_leaf(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> float:
         """argmin_c sum_i w_i l(y_i, F_i + c) over one leaf's rows."""
@@ -241,16 +246,10 @@ class LogisticLoss(Loss):
         return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
 
     def output(self, raw):
-        return _two_class_proba(raw[:, 0])
+        return two_class_proba(raw[:, 0])
 
-
-def _two_class_proba(logit_p):
-    """(1 - p, p) per row with p = sigmoid(logit_p), written into one (n, 2) array (no
-    temporaries: the first touch of a new array's pages is a third of predicting 1M rows)."""
-    proba = np.empty((len(logit_p), 2))
-    expit(logit_p, out=proba[:, 1])
-    np.subtract(1.0, proba[:, 1], out=proba[:, 0])
-    return proba
+    def most_probable(self, raw):
+        return most_probable_of_logits(raw[:, 0])
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -319,7 +318,10 @@ class ExponentialLoss(Loss):
         return float(np.average(np.exp(-(2.0 * y - 1.0) * raw[:, 0]), weights=weight))
 
     def output(self, raw):
-        return _two_class_proba(2.0 * raw[:, 0])
+        return two_class_proba(2.0 * raw[:, 0])
+
+    def most_probable(self, raw):
+        return most_probable_of_logits(2.0 * raw[:, 0])
 
 
 class SoftmaxLoss(Loss):

@@ -35,10 +35,10 @@ VALUE_ROW_BITS = np.uint64(0xFFFF_FFFF)
 @dataclass(frozen=True)
 class Tree:
     """One grown tree (the module's docstring: its node pairs and leaf rows). `gain` is the
-    split gain (the importance unit), 0 at leaves. Its 24 bytes a node and 8 a leaf and output
-    are a forest's memory: feature, split bin, NaN side and both children as int32 arrays took
-    17 more a node, the gains as float64 4 more, values at the splits too 4 more a node and
-    output (a two-class forest tree: 32 against 57 bytes a node)."""
+    split gain (the importance unit), 0 at leaves. Its memory is a forest's: 24 bytes a node
+    (pair, threshold, gain, row count) and 8 a leaf and output. A two-class forest tree is 32
+    bytes a node; it was 40 with values at the splits too, and 61 with five arrays in place of
+    the pair and float64 gains."""
 
     nodes: np.ndarray  # uint32 (2 n_nodes,): the (split, left child) pairs above
     threshold: np.ndarray  # float64, the same split in raw values: x <= threshold; at a leaf,
@@ -56,7 +56,7 @@ class Tree:
         (feature, threshold_bin, missing_left, left, right, value, gain, n_samples,
          category_bits) = arrays
         is_leaf = feature == LEAF
-        if not np.any(threshold_bin[feature != LEAF] == CATEGORY_SET):
+        if not np.any(threshold_bin[~is_leaf] == CATEGORY_SET):
             category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
         nodes = np.empty(2 * feature.shape[0], dtype=np.uint32)
         if not _pair_nodes(feature, threshold_bin, missing_left, left, right, nodes):
@@ -179,11 +179,11 @@ class PackedEnsemble:
     values (the module's docstring) at their addresses (array_views). A split sends x right
     when x > threshold, or when x is NaN and missing values go right (x > NaN is false at a
     leaf, which is its own left child: a row at a leaf stays there, then adds the value row
-    that the NaN holds). Copied into one table
-    with the thresholds and values, the packed trees were 32 bytes a node more and 17 MB of a
-    forest fit's peak memory (100 trees of 10,000 nodes, measured); read where they are, the
-    prediction was as fast. An estimator keeps its packed trees; a pickled PackedEnsemble
-    packs its loaded trees again (addresses do not survive a copy).
+    that the NaN holds). Copied into one table with the thresholds and values, the packed
+    trees were 32 bytes a node more and 17 MB of a forest fit's peak memory (100 trees of
+    10,000 nodes, measured); read where they are, the prediction was as fast. An estimator
+    keeps its packed trees; a pickled PackedEnsemble packs its loaded trees again (addresses
+    do not survive a copy).
 
     Trees with set splits (categorical features) are not packed: they are added one after the
     other by the plain walk of Tree.add_to, which reads the sets.
@@ -205,6 +205,11 @@ class PackedEnsemble:
 
     @classmethod
     def of(cls, trees: list[Tree]) -> "PackedEnsemble":
+        """The trees packed; ValueError if a tree's values are not one row a leaf (a tree
+        pickled before values were kept for the leaves only: the walk would read past them)."""
+        if any(tree.value.shape[0] != (tree.n_nodes + 1) // 2 for tree in trees):
+            raise ValueError("a tree's values must be one row a leaf, (n_nodes + 1) / 2 rows; "
+                             "a model pickled by an older version must be fitted again")
         if any(tree.has_category_sets for tree in trees):
             return cls(tuple(trees))
         read = [(np.ascontiguousarray(tree.nodes, dtype=np.uint32),

@@ -11,8 +11,9 @@ argmax_k F_k, p proportional to clip(F_k, 0, 1)).
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
+from ensembles.class_choice import most_probable
 from ensembles.losses import SquaredLoss
-from ensembles.methods.boosting import NewtonBoosting, TreeParams, most_probable
+from ensembles.methods.boosting import NewtonBoosting, TreeParams
 from ensembles.methods.validation import (
     encode_classes,
     validate_regression_target,

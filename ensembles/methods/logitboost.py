@@ -42,6 +42,9 @@ class ClippedWorkingResponse(Loss):
     def output(self, raw):
         return self.likelihood.output(raw)
 
+    def most_probable(self, raw):
+        return self.likelihood.most_probable(raw)
+
 
 class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoosting, BaseEstimator):
     """LogitBoost with trees of depth `max_depth`, shrinkage `learning_rate` and the working

@@ -1,3 +1,4 @@
+import dataclasses
 import pickle
 
 import numpy as np
@@ -186,6 +187,16 @@ def test_a_pickled_packed_ensemble_reads_its_own_trees():
     total = np.zeros((len(X), 1))
     loaded.add_to(X, total)
     assert np.array_equal(total, expected)
+
+
+def test_packing_refuses_trees_with_a_value_row_per_node():
+    """A tree with values at its splits too (as pickled by an older version) would send the
+    walk past its leaves' rows: packing refuses it."""
+    X, y = make_friedman1(n_samples=300, random_state=0)
+    tree = RandomForestRegressor(n_estimators=1, random_state=0).fit(X, y).estimators_[0]
+    per_node = dataclasses.replace(tree, value=np.zeros((tree.n_nodes, 1)))
+    with pytest.raises(ValueError, match="one row a leaf"):
+        PackedEnsemble.of([tree, per_node])
 
 
 def _grown_arrays(feature, threshold_bin, missing_left, left, right):

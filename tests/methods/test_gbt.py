@@ -13,7 +13,13 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensembles import GradientBoostingClassifier, GradientBoostingRegressor
-from ensembles.methods.boosting import PROBABILITY_TIE, most_probable
+from ensembles.class_choice import (
+    PROBABILITY_TIE,
+    class_labels,
+    most_probable,
+    most_probable_of_logits,
+    two_class_proba,
+)
 
 ROUNDS = 50
 PARAM_SETS = [
@@ -297,3 +303,24 @@ def test_most_probable_is_the_first_class_within_the_tie_of_the_row_max():
         np.testing.assert_array_equal(most_probable(proba[:, ::-1]),
                                       np.argmax(proba[:, ::-1] >= proba.max(axis=1, keepdims=True)
                                                 - PROBABILITY_TIE, axis=1))
+
+
+def test_the_class_of_two_class_logits_is_that_of_their_probabilities():
+    """most_probable_of_logits, which makes no probabilities, against most_probable of
+    two_class_proba: near ties (|F| about 1e-12), saturation, infinities and NaN."""
+    rng = np.random.default_rng(0)
+    logits = np.concatenate([rng.normal(scale=5.0, size=20000),
+                             rng.normal(scale=1e-11, size=20000), [0.0, -0.0],
+                             [-800.0, 800.0, 40.0, -40.0, np.inf, -np.inf, np.nan]])
+    np.testing.assert_array_equal(most_probable_of_logits(logits),
+                                  most_probable(two_class_proba(logits)))
+
+
+@pytest.mark.parametrize("classes", [np.arange(3), np.array([0, 2, 5]), np.array(["a", "b", "c"]),
+                                     np.arange(3, dtype=np.int32)])
+def test_class_labels_are_the_classes_at_the_index(classes):
+    """class_labels returns classes[index], the index itself only when that is the same."""
+    index = np.random.default_rng(0).integers(0, 3, size=50).astype(np.intp)
+    labels = class_labels(classes, index)
+    assert labels.dtype == classes.dtype
+    np.testing.assert_array_equal(labels, classes[index])
