@@ -73,8 +73,9 @@ class Loss:
         """Predictions in the output space: values, or class probabilities (n, K)."""
         return raw[:, 0]
 
-    def most_probable(self, raw: np.ndarray) -> np.ndarray:
-        """Index of the most probable class of a classification loss's output(raw)."""
+    def most_probable(self, raw: np.ndarray, overwrite: bool = False) -> np.ndarray:
+        """Index of the most probable class of a classification loss's output(raw);
+        overwrite: raw may be written over (a prediction's own scores)."""
         return most_probable(self.output(raw))
 
     def refit_leaf(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray) -> float:
@@ -248,8 +249,8 @@ class LogisticLoss(Loss):
     def output(self, raw):
         return two_class_proba(raw[:, 0])
 
-    def most_probable(self, raw):
-        return most_probable_of_logits(raw[:, 0])
+    def most_probable(self, raw, overwrite=False):
+        return most_probable_of_logits(raw[:, 0], overwrite)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -320,8 +321,8 @@ class ExponentialLoss(Loss):
     def output(self, raw):
         return two_class_proba(2.0 * raw[:, 0])
 
-    def most_probable(self, raw):
-        return most_probable_of_logits(2.0 * raw[:, 0])
+    def most_probable(self, raw, overwrite=False):
+        return most_probable_of_logits(2.0 * raw[:, 0], overwrite=True)  # its own logits
 
 
 class SoftmaxLoss(Loss):

@@ -271,8 +271,8 @@ class LossClassifierOutputs:
         return self._loss.output(raw)
 
     def predict(self, X):
-        raw = self._raw_predict(X)
-        return class_labels(self.classes_, self._loss.most_probable(raw))
+        raw = self._raw_predict(X)  # its own: the classes' indices are written over it
+        return class_labels(self.classes_, self._loss.most_probable(raw, overwrite=True))
 
     def staged_predict_proba(self, X):
         for raw in self._staged_raw_predict(X):

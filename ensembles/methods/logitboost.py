@@ -42,8 +42,8 @@ class ClippedWorkingResponse(Loss):
     def output(self, raw):
         return self.likelihood.output(raw)
 
-    def most_probable(self, raw):
-        return self.likelihood.most_probable(raw)
+    def most_probable(self, raw, overwrite=False):
+        return self.likelihood.most_probable(raw, overwrite)
 
 
 class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoosting, BaseEstimator):

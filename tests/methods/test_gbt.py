@@ -306,14 +306,16 @@ def test_most_probable_is_the_first_class_within_the_tie_of_the_row_max():
 
 
 def test_the_class_of_two_class_logits_is_that_of_their_probabilities():
-    """most_probable_of_logits, which makes no probabilities, against most_probable of
-    two_class_proba: near ties (|F| about 1e-12), saturation, infinities and NaN."""
+    """most_probable_of_logits, which makes no probabilities (and may write over the logits),
+    against most_probable of two_class_proba: near ties (|F| about 1e-12), saturation, infinities and NaN."""
     rng = np.random.default_rng(0)
     logits = np.concatenate([rng.normal(scale=5.0, size=20000),
                              rng.normal(scale=1e-11, size=20000), [0.0, -0.0],
                              [-800.0, 800.0, 40.0, -40.0, np.inf, -np.inf, np.nan]])
-    np.testing.assert_array_equal(most_probable_of_logits(logits),
-                                  most_probable(two_class_proba(logits)))
+    expected = most_probable(two_class_proba(logits))
+    np.testing.assert_array_equal(most_probable_of_logits(logits), expected)
+    overwritten = logits.copy()
+    np.testing.assert_array_equal(most_probable_of_logits(overwritten, overwrite=True), expected)
 
 
 @pytest.mark.parametrize("classes", [np.arange(3), np.array([0, 2, 5]), np.array(["a", "b", "c"]),
