@@ -307,7 +307,8 @@ def test_most_probable_is_the_first_class_within_the_tie_of_the_row_max():
 
 def test_the_class_of_two_class_logits_is_that_of_their_probabilities():
     """most_probable_of_logits, which makes no probabilities (and may write over the logits),
-    against most_probable of two_class_proba: near ties (|F| about 1e-12), saturation, infinities and NaN."""
+    against most_probable of two_class_proba: near ties (|F| about 1e-12), saturation,
+    infinities and NaN."""
     rng = np.random.default_rng(0)
     logits = np.concatenate([rng.normal(scale=5.0, size=20000),
                              rng.normal(scale=1e-11, size=20000), [0.0, -0.0],
