@@ -161,6 +161,11 @@ def test_ensemble_prediction_is_the_sum_of_brute_force_walks_with_missing_values
     total = np.zeros((n_test, 1))
     packed.add_to(X_test, total)
     assert np.array_equal(total, expected)
+    wider = np.repeat(X_test, 2, axis=0)  # its every other row is X_test, strided
+    for layout in (np.asfortranarray(X_test), wider[::2]):  # the walks read any strides
+        total = np.zeros((n_test, 1))
+        packed.add_to(layout, total)
+        assert np.array_equal(total, expected)
     for group_blocks in (1, 2, 6):  # each row adds the trees in order, whatever the group
         total = np.zeros((n_test, 1))
         packed.add_lockstep(X_test, total[np.newaxis], 0, len(forest.estimators_),
