@@ -11,7 +11,7 @@ argmax_k F_k, p proportional to clip(F_k, 0, 1)).
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from ensembles.class_choice import most_probable
+from ensembles.class_choice import class_labels, most_probable
 from ensembles.losses import SquaredLoss
 from ensembles.methods.boosting import NewtonBoosting, TreeParams
 from ensembles.methods.validation import (
@@ -89,8 +89,8 @@ class L2BoostClassifier(ClassifierMixin, _BaseL2Boost):
 
     def _label(self, raw):
         if raw.shape[1] == 1:
-            return self.classes_[(raw[:, 0] > 0).astype(int)]
-        return self.classes_[most_probable(raw)]
+            return class_labels(self.classes_, (raw[:, 0] > 0).astype(np.intp))
+        return class_labels(self.classes_, most_probable(raw))
 
     def staged_predict_proba(self, X):
         for raw in self._staged_raw_predict(X):
