@@ -25,7 +25,8 @@ def datasets_table(runs: pd.DataFrame) -> TextTable | None:
         return None
     described = runs[runs["data.rows"].notna()].sort_values("start_time")
     latest = described.groupby("dataset").last()
-    cells = latest.reindex(columns=list(COLUMNS)).rename(columns=COLUMNS).fillna("-")
+    cells = latest.reindex(columns=list(COLUMNS)).rename(columns=COLUMNS)
+    cells = cells.astype(object).fillna("-")  # a column of no value is float NaN
     cells.index.name = "dataset"
     bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
     caption = ("The datasets of the experiment: source, task, rows, numeric and categorical "
