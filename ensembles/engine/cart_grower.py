@@ -97,12 +97,14 @@ def grow_cart_tree(codes, stats, rows, n_bins, bin_upper_values, categorical, cr
                            node_start, node_stop, node_depth, is_open, best_gain, best_feature,
                            best_bin, best_missing_left, category_bits)
     partition = partition_room[:n_rows]
-    partition[:] = rows
+    for i in range(n_rows):  # loops, not array assignments: the engine's docstring
+        partition[i] = rows[i]
     hist, left_scratch, right_scratch, feature_order, bins, scan = work
     hist[:] = 0.0  # the scratch starts each tree as it started the first
     left_scratch[:] = 0.0
     right_scratch[:] = 0.0
-    feature_order[:] = np.arange(feature_order.shape[0])  # as the gradient trees' features
+    for j in range(feature_order.shape[0]):
+        feature_order[j] = j  # as the gradient trees' features
     bins[:] = 0
     scan[:] = 0.0
     set_scratch = empty_set_scratch(stats.shape[1] + 1 if categorical.any() else 1)

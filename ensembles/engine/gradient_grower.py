@@ -120,7 +120,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                               node_start, node_stop, node_slot, pool, chunk_pool,
                               np.full(1, -1, dtype=np.int32))
         for b in range(N_BIN_SLOTS):
-            node_sums[0] += pool[node_slot[0], 0, b]
+            for channel in range(n_channels):
+                node_sums[0, channel] += pool[node_slot[0], 0, b, channel]
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
                          reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable[0],
@@ -182,7 +183,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
                    best_missing_left[node], category_bits[min(node, category_bits.shape[0] - 1)],
                    node_sums[left_id])
-        node_sums[right_id] = node_sums[node] - node_sums[left_id]
+        for channel in range(n_channels):
+            node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
         node_arrays.record_split(node, n_nodes, feature, threshold_bin, missing_left,
                                  left_child, right_child, gain, node_depth, is_open, best_gain,
                                  best_feature, best_bin, best_missing_left, category_bits)
@@ -268,7 +270,9 @@ def _with_free_slot(pool, free_slots, n_free):
         return pool, free_slots, n_free
     n_slots = pool.shape[0]
     grown = np.empty((2 * n_slots, pool.shape[1], pool.shape[2], pool.shape[3]))
-    grown[:n_slots] = pool
+    flat_grown, flat_pool = grown.reshape(-1), pool.reshape(-1)
+    for i in range(flat_pool.shape[0]):  # a loop, not an array assignment: engine docstring
+        flat_grown[i] = flat_pool[i]
     return grown, _free_slot_stack(n_slots, 2 * n_slots), n_slots
 
 
@@ -277,7 +281,8 @@ def _free_slot_stack(first, n_slots):
     """The stack of free slots of a pool of n_slots: slots first..n_slots-1 free, the lowest
     on top (taken first), room for every slot."""
     stack = np.empty(n_slots, dtype=np.int32)
-    stack[:n_slots - first] = np.arange(n_slots - 1, first - 1, -1)
+    for i in range(n_slots - first):
+        stack[i] = n_slots - 1 - i
     return stack
 
 
