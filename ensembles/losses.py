@@ -9,7 +9,7 @@ on the loss itself after the tree is grown, as MART does (Friedman 2001, Algorit
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import logit, softmax
+from scipy.special import expit, logit, softmax
 
 from ensembles.class_choice import most_probable, most_probable_of_logits, two_class_proba
 from ensembles.engine.vector_exp import vector_exp
@@ -60,7 +60,8 @@ class Loss:
     def weighted_stats(self, y: np.ndarray, raw: np.ndarray, weight: np.ndarray,
                        out: np.ndarray) -> None:
         """out[k, i] = (w_i g_ik, w_i h_ik): the per-row statistics of output k's tree
-        (out: (n_outputs, n_samples, 2)); gradient and hessian are not held afterwards."""
+        (out: (n_outputs, n_samples, 2), float32 in a boosting fit: each value is computed in
+        float64 and rounded once); gradient and hessian are not held afterwards."""
         grad, hess = self.gradient_hessian(y, raw)
         _fill_weighted_stats(np.ascontiguousarray(grad), np.ascontiguousarray(hess),
                              *kernel_weights(weight), out)  # C order: one signature
@@ -236,9 +237,10 @@ class LogisticLoss(Loss):
         return np.full(n_outputs, logit(base_score))
 
     def gradient_hessian(self, y, raw):
-        stats = np.empty((len(y), 2))
-        _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), np.ones(1), False, stats)
-        return stats[:, :1], stats[:, 1:]
+        """g and h in float64 (LogitBoost's working response -g / h), in numpy: the fused
+        kernel (weighted_stats) writes the boosters' float32 statistics."""
+        p = expit(raw[:, :1])
+        return p - y[:, None], np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
 
     def weighted_stats(self, y, raw, weight, out):
         _logistic_stats(y, np.ascontiguousarray(raw[:, 0]), *kernel_weights(weight), out[0])

@@ -53,7 +53,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                        max_depth, max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
                        min_samples_leaf, min_split_gain, node_feature_fraction, seed,
                        workspace):
-    """Grow one tree on stats = (g, h) per row (float64, C order) and uint8 codes, row-major
+    """Grow one tree on stats = (g, h) per row (float32, C order) and uint8 codes, row-major
     (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
     partitions).
 

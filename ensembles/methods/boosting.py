@@ -133,7 +133,10 @@ class NewtonBoosting:
         raw_val = None if X_val is None else np.asfortranarray(
             np.tile(self.init_raw_, (len(y_val), 1)))
         codes_val = None if X_val is None else self._bin_mapper.transform(X_val, order="C")
-        stats = np.empty((n_outputs, len(y), 2))  # (g, h) * sample weight, per output
+        # (g, h) * sample weight per output in float32, as XGBoost, LightGBM and
+        # HistGradientBoosting keep them (the histograms sum them in float64): half the bytes
+        # each histogram pass reads
+        stats = np.empty((n_outputs, len(y), 2), dtype=np.float32)
         n_features = X.shape[1]
         n_used = n_features
         if tree_params.colsample_bytree < 1.0:
