@@ -63,6 +63,9 @@ class TreeParams:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
 
 
+FLOAT32_SAFE = 1e37  # float32 holds up to 3.4e38; a row's w g stays within w times y's range
+
+
 class NewtonBoosting:
     """Mixin for estimators: `_boost` fits, `_raw_predict` / `_staged_raw_predict` predict.
 
@@ -137,6 +140,12 @@ class NewtonBoosting:
         # HistGradientBoosting keep them (the histograms sum them in float64): half the bytes
         # each histogram pass reads
         stats = np.empty((n_outputs, len(y), 2), dtype=np.float32)
+        scale = float(np.max(sample_weight)) * max(1.0, float(np.ptp(y)))
+        if not scale < FLOAT32_SAFE:
+            raise ValueError(
+                f"the largest sample weight times the range of y is {scale:.3g}: the per-row "
+                f"gradient statistics w g, kept in float32 as XGBoost and LightGBM keep them, "
+                f"could overflow (above {FLOAT32_SAFE:.0e}); rescale the targets or the weights")
         n_features = X.shape[1]
         n_used = n_features
         if tree_params.colsample_bytree < 1.0:

@@ -244,6 +244,19 @@ def test_bad_parameters_are_named(bad, message):
         GradientBoostingRegressor(n_estimators=2, **bad).fit(X[:100], y[:100])
 
 
+def test_statistics_beyond_float32_are_refused_not_turned_into_nan():
+    """Each row's (w g, w h) is float32: targets of 1e39 (finite in float64), or weights of
+    1e38, make gradients float32 cannot hold, which a fit refuses, naming them, instead of
+    fitting trees to infinities."""
+    X = _regression_data()[0][:100]
+    sign = np.where(X[:, 0] > 0.5, 1.0, -1.0)
+    with pytest.raises(ValueError, match="gradient statistics w g, kept in float32"):
+        GradientBoostingRegressor(n_estimators=2).fit(X, 1e39 * sign)
+    with pytest.raises(ValueError, match="gradient statistics w g, kept in float32"):
+        GradientBoostingRegressor(n_estimators=2).fit(X, 10.0 * sign,
+                                                      sample_weight=np.full(100, 1e38))
+
+
 def test_binary_loss_refuses_three_classes():
     X, y = make_classification(n_samples=200, n_classes=3, n_informative=4, random_state=0)
     with pytest.raises(ValueError, match="use loss='softmax'"):
