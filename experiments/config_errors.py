@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from experiments.configs import EvalKind, group_options
+from experiments.datasets import load_dataset
 from experiments.suite_cache import is_cached, not_cached_message
 from experiments.tuning.search import TUNE_METRICS
 from experiments.tuning.space import space_errors
@@ -49,6 +50,9 @@ def exit_if_invalid(cfg: DictConfig) -> None:
     if missing:
         settings = " ".join(f"{key}=..." for key in missing)
         exit_with(f"missing value for {', '.join(missing)}; set {settings}")
+    problem = table_error(cfg.dataset)
+    if problem:
+        exit_with(problem)
     errors = tuning_errors(cfg)
     if errors:
         exit_with(errors[0])
@@ -70,6 +74,19 @@ def suite_dataset_error(cfg: DictConfig) -> str | None:
     if not is_cached(suite.name, dataset.name, dataset.cache):
         return not_cached_message(suite.name, dataset.name, suite.datasets[dataset.name].data_id,
                                   dataset.cache)  # fmt: skip
+    return None
+
+
+def table_error(dataset: DictConfig) -> str | None:
+    """For a researcher's file (dataset=csv): what makes it unreadable as the task states (no
+    file, a column name twice, no target column, a target that does not fit the task), found by
+    loading it once (the jobs of this process reuse the load)."""
+    if dataset.get("loader") != "csv":
+        return None
+    try:
+        load_dataset(dataset)
+    except (OSError, ValueError) as error:
+        return f"dataset {dataset.name}: {error}" if dataset.name not in str(error) else str(error)
     return None
 
 

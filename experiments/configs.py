@@ -6,6 +6,7 @@ so a misspelled key or a value of the wrong type is refused at composition time.
 
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
@@ -142,14 +143,20 @@ class CategoricalEncoding(Enum):
 
 @dataclass
 class TableConfig(DatasetConfig):
-    """A local CSV or Parquet file: `target` is the label column; the task is the user's to
+    """A local CSV or Parquet file (experiments.table_files): `name` names it in runs and
+    reports (default: the file's stem); `target` is the label column; the task is the user's to
     state (dataset.task=binary|multiclass|regression); `categorical`: how non-numeric features
-    are encoded."""
+    are encoded; `sep` (None: sniffed among , ; tab |) and `decimal` read a CSV file; `drop`:
+    columns left out (an ID, a leak)."""
 
-    name: str = "csv"
+    name: str = "${file_stem:${.path}}"
+    loader: str = "csv"
     path: str = MISSING
     target: str = MISSING
     categorical: CategoricalEncoding = CategoricalEncoding.ordinal
+    sep: str | None = None
+    decimal: str = "."
+    drop: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -157,7 +164,8 @@ class OpenMLConfig(DatasetConfig):
     """An OpenML dataset by id, cached in data_home (None: env ENSEMBLES_OPENML_HOME, else
     ~/.cache/ensembles-lab/openml); target None: its default target; the task is the user's."""
 
-    name: str = "openml"
+    name: str = "openml_${.data_id}"
+    loader: str = "openml"
     data_id: int = MISSING
     target: str | None = None
     data_home: str | None = None
@@ -486,11 +494,13 @@ SCHEMAS: dict[str, dict[str, type]] = {
 
 
 def register_configs() -> None:
-    """Store the schema nodes that conf/config.yaml and the group yamls extend, and the resolver
-    ${suite_datasets:} (the suite's dataset keys, comma-separated: a sweep over them)."""
+    """Store the schema nodes that conf/config.yaml and the group yamls extend, and the resolvers
+    ${suite_datasets:} (the suite's dataset keys, comma-separated: a sweep over them) and
+    ${file_stem:PATH} (a file's name without its suffix: a table's default dataset.name)."""
     OmegaConf.register_new_resolver(
         "suite_datasets", lambda *, _root_: ",".join(_root_.suite.datasets), replace=True
     )
+    OmegaConf.register_new_resolver("file_stem", lambda path: Path(path).stem, replace=True)
     store = ConfigStore.instance()
     store.store(name="config_schema", node=Config)
     for group, nodes in SCHEMAS.items():

@@ -5,9 +5,11 @@ Generated datasets are seeded by the dataset's `data_seed`, so every job seed se
 Tables (a local file, OpenML) keep missing features as NaN and refuse rows without a target.
 """
 
+import warnings
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,9 +19,22 @@ from sklearn import datasets
 
 from experiments.configs import Task
 from experiments.suite_cache import openml_home, read_dataset, read_metadata
+from experiments.table_files import DataWarning, data_sha256, read_table, table_file
 
 Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
 
+
+class Table(NamedTuple):
+    """A table as the engines get it: float64 features, the target, the columns to split as
+    categories (dataset.categorical=native), and its numeric and categorical features as
+    loaded, before any encoding (None for data that is not a table)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    native_columns: tuple[int, ...] = ()
+    numeric_features: int | None = None
+    categorical_features: int | None = None
+    repairs: tuple[str, ...] = ()  # the DataWarning lines of its reading (table_files)
 
 
 def seeded(make: Loader) -> Loader:
@@ -40,7 +55,7 @@ def nested_spheres(
 
 def frame_to_xy(
     frame: pd.DataFrame, target: str, source: str, categorical: str = "ordinal"
-) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+) -> Table:
     """Features as float64, the `target` column and the columns to split natively as
     categories; a row without a target is refused. A non-numeric feature becomes its pandas
     category codes (`ordinal`; `native`, which also lists its column) or one 0/1 column per
@@ -56,7 +71,8 @@ def frame_to_xy(
             f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows"
         )
     columns, native = [], []
-    for name, column in frame.drop(columns=target).items():
+    features = frame.drop(columns=target)
+    for name, column in features.items():
         if pd.api.types.is_numeric_dtype(column):
             columns.append(column.to_numpy(dtype=np.float64, na_value=np.nan)[:, None])
         elif categorical == "onehot":
@@ -68,23 +84,21 @@ def frame_to_xy(
             codes = column.astype("category").cat.codes.to_numpy()
             columns.append(np.where(codes >= 0, codes, np.nan)[:, None])
     X = np.hstack(columns) if columns else np.empty((len(frame), 0))
-    return X, y.to_numpy(), tuple(native)
+    n_categorical = sum(not pd.api.types.is_numeric_dtype(dtype) for dtype in features.dtypes)
+    return Table(X, y.to_numpy(), tuple(native), features.shape[1] - n_categorical,
+                 n_categorical)
 
 
-def load_table(
-    path: str, target: str, categorical: str = "ordinal"
-) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
-    """A local Parquet file (suffix .parquet) or CSV file (any other suffix) read by pandas."""
-    file = Path(path).expanduser().absolute()
-    if not file.is_file():
-        raise FileNotFoundError(f"no dataset file {file}")
-    frame = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
-    return frame_to_xy(frame, target, str(file), categorical)
+def load_table(name: str, path: str, target: str, categorical: str = "ordinal",
+               sep: str | None = None, decimal: str = ".", drop: tuple[str, ...] = ()) -> Table:
+    """A local Parquet file (suffix .parquet) or CSV file (any other suffix), read and cleaned
+    by experiments.table_files."""
+    frame = read_table(path, target, sep, decimal, tuple(drop))
+    return frame_to_xy(frame, target, f"dataset {name} ({table_file(path)})", categorical)
 
 
-def load_openml(
-    data_id: int, target: str | None, data_home: str | None, categorical: str = "ordinal"
-) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def load_openml(name: str, data_id: int, target: str | None, data_home: str | None,
+                categorical: str = "ordinal") -> Table:
     """OpenML dataset `data_id`, downloaded once into the cache `data_home` (else env
     ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml); `target` defaults to the
     dataset's default target."""
@@ -110,7 +124,7 @@ def load_suite_dataset(
     target: str | None,
     cache: str | None,
     categorical: str = "ordinal",
-) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+) -> Table:
     """Dataset `name` of a benchmark suite from the offline cache (experiments.suite_cache);
     `target` defaults to the one the cache recorded."""
     frame, metadata = read_dataset(suite, name, data_id, cache)
@@ -146,12 +160,14 @@ def load_dataset(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray]:
 def categorical_columns(cfg: DictConfig) -> tuple[int, ...]:
     """The columns of X that dataset.categorical=native asks the engines to split as
     categories (none for other encodings and for datasets without non-numeric features)."""
-    return _load_config(cfg)[2]
+    return _load_config(cfg).native_columns
 
 
-def _load_config(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def _load_config(cfg: DictConfig) -> Table:
     params = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True, throw_on_missing=True)
-    return _load(tuple(sorted(params.items())), file_stamp(params.get("path")))
+    settings = tuple(sorted((key, tuple(value) if isinstance(value, list) else value)
+                            for key, value in params.items()))  # fmt: skip
+    return _load(settings, file_stamp(params.get("path")))
 
 
 def file_stamp(path: str | None) -> tuple[int, int] | None:
@@ -164,24 +180,30 @@ def file_stamp(path: str | None) -> tuple[int, int] | None:
 
 
 @lru_cache(maxsize=8)
-def _load(
-    params: tuple[tuple[str, object], ...], stamp: tuple[int, int] | None
-) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def _load(params: tuple[tuple[str, object], ...], stamp: tuple[int, int] | None) -> Table:
     """Load once per process and per config (and file stamp, which only keys the cache): a sweep
-    does not regenerate or re-read data for every job."""
+    does not regenerate or re-read data for every job. A table's loader (key `loader`: csv,
+    openml, suite) gets its name; a registry dataset is loaded by its name."""
     kwargs = {key: value for key, value in params if key not in SPLIT_SETTINGS}
     name, task = kwargs["name"], Task(kwargs.pop("task"))
-    loader = kwargs.pop("loader", name)  # a suite's datasets share one loader
+    loader = kwargs.pop("loader", None) or kwargs.pop("name")
     if loader not in LOADERS:
         raise ValueError(f"unknown dataset '{name}'; choose one of: {', '.join(sorted(LOADERS))}")
-    if loader == name:
-        del kwargs["name"]
-    X, y, *native = LOADERS[loader](**kwargs)  # tables also return their native columns
-    y = encode_target(name, task, y)
-    X.setflags(write=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        table = Table(*LOADERS[loader](**kwargs))
+    for caught_warning in caught:  # shown once (the load is cached), kept for the run's tags
+        warnings.warn_explicit(caught_warning.message, caught_warning.category,
+                               caught_warning.filename, caught_warning.lineno)
+    repairs = tuple(str(w.message) for w in caught if issubclass(w.category, DataWarning))
+    table = table._replace(repairs=repairs)
+    y = encode_target(name, task, table.y)
+    table.X.setflags(write=False)
     y.setflags(write=False)
-    return X, y, native[0] if native else ()
+    return table._replace(y=y)
 
+
+MAX_TAG_CHARS = 5000  # MLflow's limit of a tag value
 
 LOADED_COPIES = 4  # float64 features, each split's training and test copies, bins and model
 
@@ -203,15 +225,16 @@ GENERATED = {"hastie_10_2", "friedman1", "friedman2", "friedman3", "nested_spher
 
 def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str, str]:
     """Tags data.<field> for the report's datasets table: source, rows, numeric and
-    categorical features (a suite dataset's from its cache metadata, before any encoding; else
-    every column counts as numeric), missing %, and for classification the classes and the
-    minority share."""
+    categorical features (a table's as loaded, before any encoding; else every column counts
+    as numeric), missing %, for classification the classes and the minority share; for a
+    table its encoding, and for a file its sha256."""
     loader = cfg.get("loader", cfg.name)
+    table = _load_config(cfg)
     numeric, categorical = X.shape[1], 0
+    if table.numeric_features is not None:
+        numeric, categorical = table.numeric_features, table.categorical_features
     if loader == "suite":
         source = f"OpenML {cfg.data_id}"
-        metadata = read_metadata(cfg.suite, cfg.name, cfg.cache)
-        numeric, categorical = metadata.numeric_features, metadata.categorical_features
     elif loader == "openml":
         source = f"OpenML {cfg.data_id}"
     elif loader == "csv":
@@ -224,19 +247,40 @@ def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str,
     if cfg.task is not Task.regression:
         counts = np.bincount(y)
         tags |= {"classes": len(counts), "minority_share": round(counts.min() / len(y), 4)}
+    if "categorical" in cfg:
+        tags["encoding"] = getattr(cfg.categorical, "value", cfg.categorical)
+    if loader == "csv":
+        tags["sha256"] = data_sha256(cfg.path)
+    if table.repairs:
+        tags["warnings"] = "\n".join(table.repairs)[:MAX_TAG_CHARS]
     return {f"data.{key}": str(value) for key, value in tags.items()}
 
 
 def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
     """A regression target as float64; class labels as 0..K-1, where the task is binary iff K = 2
-    and multiclass iff K > 2."""
+    and multiclass iff K > 2. A target that does not fit the task is refused, saying what it
+    looks like: text to regress; to classify, fractional numbers, or whole numbers most of
+    whose values are in a single row."""
     if task is Task.regression:
         if y.dtype.kind not in "iuf":
-            raise ValueError(f"dataset {name}: a regression target must be numeric, not {y.dtype}")
+            classes = pd.unique(y)
+            shown = ", ".join(map(repr, classes[:3]))
+            raise ValueError(f"dataset {name}: a regression target must be numeric, not {y.dtype} "
+                             f"(it looks like {len(classes)} classes: {shown}, ...): set "
+                             f"dataset.task={'binary' if len(classes) == 2 else 'multiclass'}")
         return y.astype(np.float64, copy=False)
-    classes, labels = np.unique(y, return_inverse=True)
+    if y.dtype.kind == "f" and not np.all(y == np.round(y)):
+        raise ValueError(f"dataset {name}: the target looks continuous ({len(np.unique(y))} "
+                         f"distinct numbers in {len(y)} rows, e.g. {y[y != np.round(y)][0]}): "
+                         "set dataset.task=regression")
+    classes, labels, counts = np.unique(y, return_inverse=True, return_counts=True)
     if len(classes) < 2:
         raise ValueError(f"dataset {name} has {len(classes)} class; classification needs 2 or more")
+    single = int(np.sum(counts < 2))
+    if y.dtype.kind in "iuf" and 2 * single > len(classes):
+        raise ValueError(f"dataset {name}: the target looks like a number to predict, not "
+                         f"classes ({single} of its {len(classes)} distinct values are in a "
+                         "single row): set dataset.task=regression")
     declared = Task.binary if len(classes) == 2 else Task.multiclass
     if task is not declared:
         raise ValueError(

@@ -23,7 +23,7 @@ from experiments.analyses.bias_variance import evaluate_bias_variance
 from experiments.config_errors import exit_if_invalid, one_line_config_errors
 from experiments.configs import EvalKind, register_configs
 from experiments.datasets import describe_dataset, load_dataset, suite_dataset_megabytes
-from experiments.engines import SkippedJob, build, build_estimator
+from experiments.engines import SkippedJob, build, build_estimator, check_takes_missing_values
 from experiments.evaluation import cap_training_rows, evaluate, primary_metric, splits
 from experiments.liveness import fail_orphans
 from experiments.memory import available_mb, peak_rss_mb, reset_peak_rss
@@ -55,6 +55,7 @@ def run_job(cfg: DictConfig) -> str:
             X, y = load_dataset(cfg.dataset)
             tracking.log_dataset(cfg.dataset, X, y, describe_dataset(cfg.dataset, X, y))
             estimator, approximation = build(cfg, X.shape)
+            check_takes_missing_values(estimator, X)
             twin = None
             if cfg.eval.parity and cfg.engine.name != "inhouse":
                 twin = build_estimator(cfg, X.shape, engine="inhouse")
@@ -138,9 +139,12 @@ def show_progress(estimator: BaseEstimator) -> None:
 
 
 def job_name(cfg: DictConfig) -> str:
-    """dataset/method/loss/engine seed=N: how a job is named in the sweep's log lines."""
+    """dataset/method/loss/engine seed=N: how a job is named in the sweep's log lines and run
+    names; a table's encoding follows (categorical=native), so two encodings never look alike."""
     parts = (cfg.dataset.name, cfg.method.name, cfg.loss.name, cfg.engine.name)
-    return f"{'/'.join(parts)} seed={cfg.seed}"
+    encoding = cfg.dataset.get("categorical")
+    suffix = f" categorical={encoding.value}" if encoding is not None else ""
+    return f"{'/'.join(parts)} seed={cfg.seed}{suffix}"
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")

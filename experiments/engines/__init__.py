@@ -13,7 +13,13 @@
 Two engines differ here and nowhere else.
 """
 
-from experiments.engines.mapping import build, build_estimator, with_task_defaults
+from experiments.engines.mapping import (
+    build,
+    build_estimator,
+    check_takes_missing_values,
+    with_task_defaults,
+)
 from experiments.engines.spec import Built, SkippedJob
 
-__all__ = ["Built", "SkippedJob", "build", "build_estimator", "with_task_defaults"]
+__all__ = ["Built", "SkippedJob", "build", "build_estimator", "check_takes_missing_values",
+           "with_task_defaults"]

@@ -3,7 +3,7 @@ replacement in place of a bootstrap, and the forest parameters they do not have.
 
 import numpy as np
 
-from experiments.configs import Criterion
+from experiments.configs import Criterion, Task
 from experiments.engines.spec import SkippedJob, Spec
 
 BOOTSTRAP_FRACTION = 1.0 - np.exp(-1.0)  # expected share of distinct rows in a bootstrap, 0.632
@@ -20,8 +20,19 @@ def check_library_forest(spec: Spec, engine: str) -> None:
         raise SkippedJob(f"{engine} splits on gradient gain, not {method.criterion.value}")
 
 
-def bagging_approximation(spec: Spec, engine: str) -> str | None:
-    """The tag of a bootstrap forest in a library's rf mode, which subsamples rows instead."""
-    if not spec.method.bootstrap:
-        return None
-    return f"{engine} subsamples 63.2% of the rows without replacement, not a bootstrap"
+def library_forest_approximation(spec: Spec, engine: str) -> str | None:
+    """The tag of a forest in a library's rf mode: everything it changes against Breiman's
+    forest of the in-house and scikit-learn engines, joined by "; "."""
+    changes = []
+    if spec.method.bootstrap:
+        changes.append(f"{engine} subsamples 63.2% of the rows without replacement, not a "
+                       "bootstrap")
+    if not spec.regression:
+        changes.append(
+            f"{engine}'s leaves are one Newton step of the logistic loss from the base score p0 "
+            "(a pure leaf scores 1/p0 or -1/(1-p0) in log-odds), averaged over the trees, not "
+            "class shares voted: on imbalanced classes it leans to the minority class")
+    if spec.task is Task.multiclass:
+        changes.append(f"{engine} grows one tree per class on softmax gradients, not one tree "
+                       "of K classes")
+    return "; ".join(changes) or None

@@ -8,8 +8,8 @@ from experiments.configs import GrowPolicy, Task
 from experiments.engines.early_stopping import with_early_stopping
 from experiments.engines.library_forests import (
     BOOTSTRAP_FRACTION,
-    bagging_approximation,
     check_library_forest,
+    library_forest_approximation,
 )
 from experiments.engines.spec import Built, SkippedJob, Spec, check_neutral, gbt_loss
 
@@ -65,7 +65,7 @@ def lightgbm_random_forest(spec: Spec) -> Built:
         "verbose": -1,
     }
     model = lightgbm.LGBMRegressor if spec.regression else lightgbm.LGBMClassifier
-    return Built(model(**params), bagging_approximation(spec, "lightgbm"))
+    return Built(model(**params), library_forest_approximation(spec, "lightgbm"))
 
 
 def lightgbm_gbt(spec: Spec) -> Built:

@@ -3,7 +3,9 @@ engine), which losses each method takes per task, and why a pair without a build
 
 from collections.abc import Callable
 
+import numpy as np
 from omegaconf import DictConfig
+from sklearn.base import BaseEstimator
 
 from experiments.configs import Task, method_key
 from experiments.datasets import categorical_columns
@@ -104,6 +106,18 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
     spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
     return with_native_categories(BUILDERS[method, engine](spec), native_columns(cfg.dataset),
                                   shape[1])
+
+
+def check_takes_missing_values(estimator: BaseEstimator, X: np.ndarray) -> None:
+    """SkippedJob when X has missing values (NaN) and the estimator does not take them
+    (scikit-learn's tag allow_nan: its AdaBoost and GradientBoosting): imputing would change
+    the data the engines compare on, so the job is skipped rather than run on other data."""
+    if estimator.__sklearn_tags__().input_tags.allow_nan:
+        return
+    share = float(np.isnan(X).mean())
+    if share > 0:
+        raise SkippedJob(f"{type(estimator).__name__} does not take missing values (NaN in "
+                         f"{100 * share:.2g}% of the cells of X)")
 
 
 def native_columns(dataset: DictConfig) -> tuple[int, ...]:

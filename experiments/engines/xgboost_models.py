@@ -5,8 +5,8 @@ from experiments.configs import Task
 from experiments.engines.early_stopping import with_early_stopping
 from experiments.engines.library_forests import (
     BOOTSTRAP_FRACTION,
-    bagging_approximation,
     check_library_forest,
+    library_forest_approximation,
 )
 from experiments.engines.spec import (
     Built,
@@ -63,7 +63,7 @@ def xgboost_random_forest(spec: Spec) -> Built:
     if method.max_leaf_nodes is not None:
         params |= {"grow_policy": "lossguide", "max_leaves": method.max_leaf_nodes}
     model = xgboost.XGBRFRegressor if spec.regression else xgboost.XGBRFClassifier
-    return Built(model(**params), bagging_approximation(spec, "xgboost"))
+    return Built(model(**params), library_forest_approximation(spec, "xgboost"))
 
 
 def xgboost_gbt(spec: Spec) -> Built:

@@ -228,19 +228,21 @@ def test_an_edited_table_is_read_again(compose_job, tmp_path):
     [
         (
             ["dataset.target=nope", "dataset.task=binary"],
-            "no target column 'nope' in {path}; columns: size, color, grade, flag, label",
+            "no target column 'nope' in dataset mixed ({path}); columns: size, color, grade, "
+            "flag, label",
         ),
         (
             ["dataset.target=size", "dataset.task=regression"],
-            "target column 'size' of {path} is empty in 1 of 4 rows",
+            "target column 'size' of dataset mixed ({path}) is empty in 1 of 4 rows",
         ),
         (
             ["dataset.target=label", "dataset.task=binary"],
-            "dataset csv has 3 classes: set dataset.task=multiclass, not binary",
+            "dataset mixed has 3 classes: set dataset.task=multiclass, not binary",
         ),
         (
             ["dataset.target=label", "dataset.task=regression"],
-            "dataset csv: a regression target must be numeric, not object",
+            "dataset mixed: a regression target must be numeric, not object (it looks like 3 "
+            "classes: 'b', 'a', 'c', ...): set dataset.task=multiclass",
         ),
         (
             ["dataset.target=flag", "dataset.path=/nowhere/table.csv", "dataset.task=binary"],
@@ -268,35 +270,36 @@ def test_a_missing_target_column_fails_the_job_with_that_line(compose_job, runs_
     cfg = compose_job("dataset=csv", *overrides)
     assert run_job(cfg) == "failed"
     [run] = runs_of(cfg)
-    message = f"no target column 'nope' in {path}; columns: size, color, grade, flag, label"
+    message = (f"no target column 'nope' in dataset mixed ({path}); columns: size, color, "
+               "grade, flag, label")
     assert run.data.tags["error"] == f"ValueError: {message}"
 
 
 @pytest.mark.slow  # a fresh process and MLflow store: 10 to 20 seconds
-def test_the_command_line_logs_the_missing_target_column(cli, cli_runs, table):
+def test_the_command_line_refuses_a_missing_target_column_before_any_run(cli, cli_runs, table):
     path = table()
     result = cli(
         "dataset=csv", f"dataset.path={path}", "dataset.target=nope", "dataset.task=binary"
     )
-    message = f"no target column 'nope' in {path}; columns: size, color, grade, flag, label"
-    assert f"failed: {message}\n" in result.stdout + result.stderr
-    [run] = cli_runs("default")
-    assert run.data.tags["status"] == "failed"
-    assert run.data.tags["error"] == f"ValueError: {message}"
+    message = (f"no target column 'nope' in dataset mixed ({path}); columns: size, color, "
+               "grade, flag, label")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == f"error: {message}"
+    assert cli_runs("default") == []
 
 
 def test_openml_reads_the_cache_with_the_default_or_given_target(fake_openml, tmp_path):
-    X, y, _ = load_openml(data_id=61, target=None, data_home=str(tmp_path))
+    X, y, *_ = load_openml("iris", data_id=61, target=None, data_home=str(tmp_path))
     np.testing.assert_array_equal(X, MIXED_X)
     np.testing.assert_array_equal(y, mixed_frame()["label"])
     assert fake_openml[0]["data_id"] == 61 and fake_openml[0]["data_home"] == tmp_path
-    X, y, _ = load_openml(data_id=61, target="flag", data_home=str(tmp_path))
+    X, y, *_ = load_openml("iris", data_id=61, target="flag", data_home=str(tmp_path))
     assert X.shape == (4, 4) and y.tolist() == [True, False, True, True]
 
 
 def test_openml_cache_defaults_to_the_environment(fake_openml, monkeypatch, tmp_path):
     monkeypatch.setenv(OPENML_HOME_ENV, str(tmp_path / "env_home"))
-    load_openml(data_id=61, target=None, data_home=None)
+    load_openml("iris", data_id=61, target=None, data_home=None)
     assert fake_openml[0]["data_home"] == tmp_path / "env_home"
 
 
@@ -306,7 +309,7 @@ def test_openml_offline_and_not_cached_fails_with_one_line(monkeypatch, tmp_path
 
     monkeypatch.setattr(sklearn_datasets, "fetch_openml", offline)
     with pytest.raises(OSError) as error:
-        load_openml(data_id=61, target=None, data_home=str(tmp_path))
+        load_openml("iris", data_id=61, target=None, data_home=str(tmp_path))
     assert str(error.value) == (
         f"OpenML dataset 61 is not in the cache {tmp_path} and cannot be downloaded: "
         "<urlopen error [Errno -2] Name or service not known>"

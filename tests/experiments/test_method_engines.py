@@ -254,10 +254,15 @@ def test_each_builder_tags_what_its_engine_approximates():
     assert approximation("random_forest", "sklearn", Task.binary) is None
     assert approximation("random_forest", "inhouse", Task.binary) is None
     for engine in ("xgboost", "lightgbm"):
-        assert approximation("random_forest", engine, Task.binary) == (
+        assert approximation("random_forest", engine, Task.regression) == (
             f"{engine} subsamples 63.2% of the rows without replacement, not a bootstrap"
         )
-    assert approximation("random_forest", "xgboost", Task.binary, bootstrap=False) is None
+        binary = approximation("random_forest", engine, Task.binary)
+        assert binary.startswith(f"{engine} subsamples 63.2% of the rows without replacement")
+        assert "one Newton step of the logistic loss" in binary
+        assert "leans to the minority class" in binary
+        assert "one tree per class" in approximation("random_forest", engine, Task.multiclass)
+    assert approximation("random_forest", "xgboost", Task.regression, bootstrap=False) is None
 
 
 @pytest.mark.parametrize(

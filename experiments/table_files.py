@@ -1,0 +1,195 @@
+"""A researcher's own table (a CSV or Parquet file) read as a clean frame, the way they meant it.
+
+Repairs are made with one DataWarning line naming the column; what cannot be read right is
+refused with one line before any run:
+
+- the file: missing, or a CSV header with a column name twice (pandas would rename one) ->
+  refused; the CSV separator is sniffed among , ; tab | unless dataset.sep names it;
+- text cells: surrounding spaces stripped (`"Adelie "` would be a class of its own), an empty
+  cell is missing;
+- a text column whose values are numbers but for a few junk tokens (`?`, `-`, `n/a`: at most
+  JUNK_TOKENS distinct ones in at most JUNK_SHARE of the filled cells) -> numeric, the tokens
+  missing;
+- a text column of dates -> expanded into <column>.year, .month, .day, .dayofweek;
+- a text column with a different value in every row, or an increasing whole-number column of
+  distinct values (an ID) -> kept, warned, with the setting that drops it (dataset.drop).
+"""
+
+import csv
+import hashlib
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SEPARATORS = ",;\t|"
+SNIFF_BYTES = 64 * 1024
+JUNK_TOKENS = 3  # distinct non-numeric tokens a numeric column may hold as missing markers
+JUNK_SHARE = 0.05  # of a column's filled cells
+DATE_SHARE = 0.95  # of a text column's filled cells that must parse as dates
+ID_MIN_ROWS = 20  # a column unique per row in fewer rows is not called an ID
+DATE_PARTS = ("year", "month", "day", "dayofweek")
+
+
+class DataWarning(UserWarning):
+    """A table was read with a repair (a junk token as missing, stripped spaces, an expanded
+    date) or holds a column that is likely not a feature (an ID)."""
+
+
+def warn(message: str) -> None:
+    warnings.warn(message, DataWarning, stacklevel=3)
+
+
+def table_file(path: str) -> Path:
+    """The absolute path of a dataset file; FileNotFoundError naming it if there is none."""
+    file = Path(path).expanduser().absolute()
+    if not file.is_file():
+        raise FileNotFoundError(f"no dataset file {file}")
+    return file
+
+
+def read_table(path: str, target: str, sep: str | None = None, decimal: str = ".",
+               drop: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The file as a frame of clean columns (module docstring), `drop` left out; the target
+    column is only stripped and junk-checked, never expanded or dropped."""
+    file = table_file(path)
+    if file.suffix == ".parquet":
+        frame = pd.read_parquet(file)
+    else:
+        sep = sep or sniff_separator(file)
+        check_unique_header(file, sep)
+        frame = pd.read_csv(file, sep=sep, decimal=decimal)
+    unknown = [name for name in drop if name not in frame.columns]
+    if unknown:
+        raise ValueError(f"dataset.drop names no column of {file.name}: {', '.join(unknown)}; "
+                         f"columns: {', '.join(map(str, frame.columns))}")
+    frame = frame.drop(columns=list(drop))
+    return clean_frame(frame, target, file.name)
+
+
+def sniff_separator(file: Path) -> str:
+    """The CSV separator among SEPARATORS that csv.Sniffer finds in the file's first bytes;
+    a comma when it finds none (a file of one column)."""
+    with file.open(newline="", errors="replace") as stream:
+        sample = stream.read(SNIFF_BYTES)
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=SEPARATORS).delimiter
+    except csv.Error:
+        return ","
+
+
+def check_unique_header(file: Path, sep: str) -> None:
+    """ValueError naming the column names that the CSV header holds more than once."""
+    with file.open(newline="", errors="replace") as stream:
+        header = next(csv.reader(stream, delimiter=sep), [])
+    names = [name.strip() for name in header]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{file.name} has columns of the same name: {', '.join(repeated)}; "
+                         "rename them in the file")
+
+
+def clean_frame(frame: pd.DataFrame, target: str, source: str) -> pd.DataFrame:
+    """Every text column stripped and, unless it is the target, read as numbers with junk
+    tokens missing, or expanded as dates, or warned as an ID (module docstring)."""
+    frame.columns = [name.strip() if isinstance(name, str) else name for name in frame.columns]
+    columns = {}
+    for name, column in frame.items():
+        if is_text(column):
+            column = stripped(column, name, source)
+            numbers = numeric_with_junk(column, name, source)
+            if numbers is not None:
+                column = numbers
+            elif name != target:
+                dates = as_dates(column)
+                if dates is not None:
+                    parts = {f"{name}.{part}": getattr(dates.dt, part).astype("Float64")
+                             for part in DATE_PARTS}
+                    warn(f"{source}: column '{name}' holds dates: expanded into "
+                         f"{', '.join(parts)} (dataset.drop=[{name}] leaves it out)")
+                    columns |= parts
+                    continue
+        if name != target and looks_like_id(column):
+            warn(f"{source}: column '{name}' has a different value in every row (an ID?); it "
+                 f"is used as a feature: dataset.drop=[{name}] leaves it out")
+        columns[name] = column
+    return pd.DataFrame(columns, index=frame.index)
+
+
+def is_text(column: pd.Series) -> bool:
+    return column.dtype == object or pd.api.types.is_string_dtype(column.dtype)
+
+
+def stripped(column: pd.Series, name: str, source: str) -> pd.Series:
+    """The column's strings without surrounding spaces, an empty string missing; one warning
+    when any value changed."""
+    text = column.map(lambda value: value.strip() if isinstance(value, str) else value)
+    text = text.mask(text.eq(""))
+    changed = column.notna() & text.ne(column) & text.notna()
+    if changed.any():
+        example = column[changed].iloc[0]
+        warn(f"{source}: column '{name}': {int(changed.sum())} values had surrounding spaces, "
+             f"stripped (e.g. {example!r})")
+    return text
+
+
+def numeric_with_junk(column: pd.Series, name: str, source: str) -> pd.Series | None:
+    """The column as float64 when its filled cells are numbers but for at most JUNK_TOKENS
+    distinct tokens in at most JUNK_SHARE of them (read as missing, with a warning); None
+    otherwise."""
+    filled = column.dropna()
+    if filled.empty:
+        return None
+    numbers = pd.to_numeric(filled, errors="coerce")
+    junk = filled[numbers.isna()]
+    tokens = junk.unique()
+    if len(junk) == len(filled) or len(tokens) > JUNK_TOKENS or len(junk) > JUNK_SHARE * len(
+            filled):
+        return None
+    if len(tokens):
+        shown = ", ".join(repr(token) for token in tokens)
+        warn(f"{source}: column '{name}' is numeric but for {len(junk)} cells of {shown}: "
+             "read as missing")
+    return pd.to_numeric(column, errors="coerce").astype(np.float64)
+
+
+def as_dates(column: pd.Series) -> pd.Series | None:
+    """The column as datetimes when at least DATE_SHARE of its filled cells parse as dates of
+    several digits (not bare numbers, which stay numbers); None otherwise."""
+    filled = column.dropna()
+    if filled.empty or not filled.astype(str).str.contains(r"\d{1,4}\D\d{1,2}\D\d{1,4}").all():
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # pandas' "could not infer format"
+        dates = pd.to_datetime(column, errors="coerce", format="mixed")
+    if dates[column.notna()].notna().mean() < DATE_SHARE:
+        return None
+    return dates
+
+
+def looks_like_id(column: pd.Series) -> bool:
+    """A text column with a different value in every row, or whole numbers that are distinct
+    and increasing (a row number), in at least ID_MIN_ROWS rows."""
+    if len(column) < ID_MIN_ROWS or column.isna().any() or not column.is_unique:
+        return False
+    if is_text(column):
+        return True
+    return pd.api.types.is_integer_dtype(column.dtype) and column.is_monotonic_increasing
+
+
+def data_sha256(path: str) -> str:
+    """sha256 of a dataset file's bytes: part of the job's run_key, so an edited file reruns."""
+    stat = table_file(path).stat()
+    return _sha256(str(table_file(path)), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    """Hashed once per file version (its size and mtime key the cache)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
