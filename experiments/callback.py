@@ -14,9 +14,15 @@ from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
+from tqdm import tqdm
 
 from experiments import ray_cluster
-from experiments.config_errors import describe_config_error, exit_if_invalid, exit_with
+from experiments.config_errors import (
+    describe_config_error,
+    exit_if_invalid,
+    exit_if_uncached,
+    exit_with,
+)
 from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
 from experiments.tracking import SWEEP_RUN_ENV, open_experiment
 
@@ -38,8 +44,15 @@ def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
         else [override.input_line]
         for override in by_key.values()
     ]
+    jobs = list(itertools.product(*choices))
+    print(f"composing and checking the configs of {len(jobs)} jobs", file=sys.stderr)
     return [loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
-            for job in itertools.product(*choices)]
+            for job in progress(jobs, "compose")]
+
+
+def progress(items: list, step: str) -> tqdm:
+    """A progress bar over the sweep's jobs on a terminal (nothing in a log file)."""
+    return tqdm(items, desc=f"{step} job configs", unit="job", disable=None, leave=False)
 
 
 class LabCallback(Callback):
@@ -52,7 +65,8 @@ class LabCallback(Callback):
             jobs = sweep_job_configs(config)
         except (HydraException, OmegaConfBaseException) as error:
             exit_with(describe_config_error(error))  # one line, before anything is written
-        for job in jobs:
+        exit_if_uncached(jobs)  # every dataset missing from the cache in one line
+        for job in progress(jobs, "check"):
             exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
         self.n_jobs = len(jobs)
         self.start = time.monotonic()

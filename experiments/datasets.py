@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from scipy import stats
 from sklearn import datasets
 
-from experiments.configs import Task
+from experiments.configs import DecimalMark, Task
 from experiments.suite_cache import openml_home, read_dataset, read_metadata
 from experiments.table_files import DataWarning, data_sha256, read_table, table_file
 
@@ -90,10 +90,10 @@ def frame_to_xy(
 
 
 def load_table(name: str, path: str, target: str, categorical: str = "ordinal",
-               sep: str | None = None, decimal: str = ".", drop: tuple[str, ...] = ()) -> Table:
+               sep: str | None = None, decimal: str = "point", drop: tuple[str, ...] = ()) -> Table:
     """A local Parquet file (suffix .parquet) or CSV file (any other suffix), read and cleaned
-    by experiments.table_files."""
-    frame = read_table(path, target, sep, decimal, tuple(drop))
+    by experiments.table_files; `decimal` names a DecimalMark."""
+    frame = read_table(path, target, sep, DecimalMark[decimal].value, tuple(drop))
     return frame_to_xy(frame, target, f"dataset {name} ({table_file(path)})", categorical)
 
 

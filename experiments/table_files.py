@@ -10,9 +10,9 @@ refused with one line before any run:
 - a text column whose values are numbers but for a few junk tokens (`?`, `-`, `n/a`: at most
   JUNK_TOKENS distinct ones in at most JUNK_SHARE of the filled cells) -> numeric, the tokens
   missing;
-- a text column of dates -> expanded into <column>.year, .month, .day, .dayofweek;
-- a text column with a different value in every row, or an increasing whole-number column of
-  distinct values (an ID) -> kept, warned, with the setting that drops it (dataset.drop).
+- a text column of dates -> expanded into <column>.year, .month, .day, .day_of_week;
+- a text column with a different value in every row, or whole numbers counting the rows (an
+  ID) -> kept, warned, with the setting that drops it (dataset.drop).
 """
 
 import csv
@@ -30,7 +30,7 @@ JUNK_TOKENS = 3  # distinct non-numeric tokens a numeric column may hold as miss
 JUNK_SHARE = 0.05  # of a column's filled cells
 DATE_SHARE = 0.95  # of a text column's filled cells that must parse as dates
 ID_MIN_ROWS = 20  # a column unique per row in fewer rows is not called an ID
-DATE_PARTS = ("year", "month", "day", "dayofweek")
+DATE_PARTS = ("year", "month", "day", "day_of_week")
 
 
 class DataWarning(UserWarning):
@@ -170,13 +170,13 @@ def as_dates(column: pd.Series) -> pd.Series | None:
 
 
 def looks_like_id(column: pd.Series) -> bool:
-    """A text column with a different value in every row, or whole numbers that are distinct
-    and increasing (a row number), in at least ID_MIN_ROWS rows."""
+    """A text column with a different value in every row, or whole numbers counting the rows
+    (each one more than the last), in at least ID_MIN_ROWS rows."""
     if len(column) < ID_MIN_ROWS or column.isna().any() or not column.is_unique:
         return False
     if is_text(column):
         return True
-    return pd.api.types.is_integer_dtype(column.dtype) and column.is_monotonic_increasing
+    return pd.api.types.is_integer_dtype(column.dtype) and bool((column.diff().iloc[1:] == 1).all())
 
 
 def data_sha256(path: str) -> str:

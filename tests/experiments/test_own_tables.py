@@ -1,0 +1,162 @@
+"""A researcher's own files: each is a dataset named by its stem, whose content is part of the
+job's identity; the mistakes real tables have are read right with one warning naming the column,
+or refused with one line before any run."""
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from experiments.config_errors import exit_if_invalid
+from experiments.datasets import load_dataset
+from experiments.run import run_job
+from experiments.table_files import DataWarning
+from experiments.tracking import run_key
+
+
+def csv_job(compose_job, path, target: str, task: str, *overrides: str):
+    return compose_job("dataset=csv", f"dataset.path={path}", f"dataset.target={target}",
+                       f"dataset.task={task}", *overrides)  # fmt: skip
+
+
+def penguins(n: int = 60) -> pd.DataFrame:
+    """A penguins-like table: two species, a bill length that tells them apart, an island."""
+    rng = np.random.default_rng(0)
+    species = np.where(np.arange(n) % 2 == 0, "Adelie", "Gentoo")
+    bill = np.where(species == "Adelie", 38.0, 47.0) + rng.normal(0, 1, n)
+    island = rng.choice(["Biscoe", "Dream", "Torgersen"], n)
+    return pd.DataFrame({"species": species, "bill_length_mm": bill.round(1), "island": island})
+
+
+def test_a_file_is_a_dataset_named_by_its_stem_unless_named(compose_job, tmp_path):
+    path = tmp_path / "credit.csv"
+    penguins().to_csv(path, index=False)
+    assert csv_job(compose_job, path, "species", "binary").dataset.name == "credit"
+    named = csv_job(compose_job, path, "species", "binary", "dataset.name=scoring")
+    assert named.dataset.name == "scoring"
+    assert load_dataset(named.dataset)[0].shape == (60, 2)
+
+
+def test_junk_tokens_in_a_numeric_column_become_missing_with_a_warning(compose_job, tmp_path):
+    frame = penguins()
+    frame["bill_length_mm"] = frame["bill_length_mm"].astype(object)
+    frame.loc[[3, 10, 17], "bill_length_mm"] = "?"
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    cfg = csv_job(compose_job, path, "species", "binary")
+    with pytest.warns(DataWarning, match=r"column 'bill_length_mm' is numeric but for 3 cells "
+                                         r"of '\?': read as missing"):  # fmt: skip
+        X, _ = load_dataset(cfg.dataset)
+    assert np.isnan(X[:, 0]).sum() == 3  # one numeric column, not a 50-level category
+    np.testing.assert_allclose(np.delete(X[:, 0], [3, 10, 17]),
+                               np.delete(penguins()["bill_length_mm"].to_numpy(), [3, 10, 17]))
+
+
+def test_labels_and_categories_with_stray_spaces_are_stripped(compose_job, tmp_path):
+    frame = penguins()
+    frame.loc[::7, "species"] = frame.loc[::7, "species"] + " "
+    frame.loc[::5, "island"] = " " + frame.loc[::5, "island"]
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    cfg = csv_job(compose_job, path, "species", "binary")  # 2 classes, not 4
+    with pytest.warns(DataWarning) as caught:
+        X, y = load_dataset(cfg.dataset)
+    lines = [str(warning.message) for warning in caught]
+    assert any("column 'species': 9 values had surrounding spaces" in line for line in lines)
+    assert any("column 'island': 12 values had surrounding spaces" in line for line in lines)
+    assert sorted(np.unique(X[:, 1])) == [0.0, 1.0, 2.0]
+    np.testing.assert_array_equal(y, (penguins()["species"] == "Gentoo").astype(int))
+
+
+def test_a_semicolon_file_with_decimal_commas(compose_job, tmp_path):
+    path = tmp_path / "wages.csv"
+    path.write_text("hours;wage;sector\n" + "".join(
+        f"{i % 12};{10 + i % 7},{i % 10};{'ab'[i % 2]}\n" for i in range(40)))
+    cfg = csv_job(compose_job, path, "wage", "regression", "dataset.decimal=comma")
+    X, y = load_dataset(cfg.dataset)  # the separator is sniffed
+    assert X.shape == (40, 2)
+    np.testing.assert_allclose(y[:3], [10.0, 11.1, 12.2])
+
+
+@pytest.mark.parametrize(
+    ("header", "target", "task", "message"),
+    [
+        ("a,b,a,y", "y", "binary", "has columns of the same name: a; rename them in the file"),
+        ("a,b,c,y", "c", "multiclass",
+         "the target looks continuous (40 distinct numbers in 40 rows, e.g. "),
+        ("a,b,c,y", "b", "multiclass",
+         "the target looks like a number to predict, not classes"),
+    ],
+)
+def test_a_table_that_cannot_be_read_as_stated_is_refused_before_any_run(
+        compose_job, runs_of, tmp_path, capsys, header, target, task, message):
+    path = tmp_path / "houses.csv"
+    rows = [f"{i % 3},{1000 + 37 * i},{i + 0.5},{i % 2}" for i in range(40)]
+    path.write_text("\n".join([header, *rows]) + "\n")
+    cfg = csv_job(compose_job, path, target, task)
+    with pytest.raises(SystemExit) as exit_status:
+        exit_if_invalid(cfg)
+    assert exit_status.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: ") and message in line
+    assert runs_of(cfg) == []
+
+
+def test_a_missing_file_is_refused_before_any_run(compose_job, tmp_path, capsys):
+    cfg = csv_job(compose_job, tmp_path / "nowhere.csv", "y", "binary")
+    with pytest.raises(SystemExit):
+        exit_if_invalid(cfg)
+    assert capsys.readouterr().err == f"error: dataset nowhere: no dataset file " \
+                                      f"{tmp_path / 'nowhere.csv'}\n"
+
+
+def test_dates_are_expanded_and_ids_warned_with_how_to_drop_them(compose_job, tmp_path):
+    frame = penguins()
+    frame["sampled"] = pd.date_range("2007-11-01", periods=60, freq="3D").strftime("%Y-%m-%d")
+    frame["sample_id"] = [f"N{i:03d}A1" for i in range(60)]
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    cfg = csv_job(compose_job, path, "species", "binary")
+    with pytest.warns(DataWarning) as caught:
+        X, _ = load_dataset(cfg.dataset)
+    lines = [str(warning.message) for warning in caught]
+    assert any("column 'sampled' holds dates: expanded into sampled.year, sampled.month, "
+               "sampled.day, sampled.day_of_week" in line for line in lines)
+    assert any("column 'sample_id' has a different value in every row (an ID?)" in line
+               and "dataset.drop=[sample_id]" in line for line in lines)
+    assert X.shape == (60, 2 + 4 + 1)
+    np.testing.assert_array_equal(X[:2, 2:6], [[2007, 11, 1, 3], [2007, 11, 4, 6]])
+    dropped = csv_job(compose_job, path, "species", "binary", "dataset.drop=[sample_id,sampled]")
+    assert load_dataset(dropped.dataset)[0].shape == (60, 2)
+
+
+def test_an_edited_file_is_a_new_job_and_its_hash_is_tagged(compose_job, runs_of, tmp_path):
+    path = tmp_path / "penguins.csv"
+    penguins().to_csv(path, index=False)
+    overrides = ("method.n_estimators=5", "eval.curve_every=0")
+    cfg = csv_job(compose_job, path, "species", "binary", *overrides)
+    assert run_job(cfg) == "ok"
+    assert run_job(cfg) == "resumed"
+    [run] = runs_of(cfg)
+    assert run.data.tags["data.sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert run.data.tags["dataset"] == "penguins"
+    assert (run.data.tags["data.numeric_features"],
+            run.data.tags["data.categorical_features"]) == ("1", "1")  # fmt: skip
+    key = run_key(cfg)
+    penguins(80).to_csv(path, index=False)
+    assert run_key(cfg) != key
+    assert run_job(cfg) == "ok"  # not resumed: the data changed
+    assert len(runs_of(cfg)) == 2
+
+
+def test_a_reference_without_missing_values_is_a_skipped_job(compose_job, runs_of, tmp_path):
+    frame = penguins()
+    frame.loc[::9, "bill_length_mm"] = np.nan
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    cfg = csv_job(compose_job, path, "species", "binary", "method=adaboost", "engine=sklearn")
+    assert run_job(cfg) == "skipped"
+    [run] = runs_of(cfg)
+    assert run.data.tags["skip_reason"] == (
+        "AdaBoostClassifier does not take missing values (NaN in 5.8% of the cells of X)")
