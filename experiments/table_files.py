@@ -11,8 +11,9 @@ refused with one line before any run:
   JUNK_TOKENS distinct ones in at most JUNK_SHARE of the filled cells) -> numeric, the tokens
   missing;
 - a text column of dates -> expanded into <column>.year, .month, .day, .day_of_week;
-- a text column with a different value in every row, or whole numbers counting the rows (an
-  ID) -> kept, warned, with the setting that drops it (dataset.drop).
+- a text column with a different value in (almost) every row, or whole numbers counting the
+  rows (an ID, a name, free text) -> kept, warned, with the setting that drops it
+  (dataset.drop).
 """
 
 import csv
@@ -30,6 +31,7 @@ JUNK_TOKENS = 3  # distinct non-numeric tokens a numeric column may hold as miss
 JUNK_SHARE = 0.05  # of a column's filled cells
 DATE_SHARE = 0.95  # of a text column's filled cells that must parse as dates
 ID_MIN_ROWS = 20  # a column unique per row in fewer rows is not called an ID
+ID_SHARE = 0.9  # of the rows a text column has distinct values in, to be called an ID
 DATE_PARTS = ("year", "month", "day", "day_of_week")
 
 
@@ -112,8 +114,9 @@ def clean_frame(frame: pd.DataFrame, target: str, source: str) -> pd.DataFrame:
                     columns |= parts
                     continue
         if name != target and looks_like_id(column):
-            warn(f"{source}: column '{name}' has a different value in every row (an ID?); it "
-                 f"is used as a feature: dataset.drop=[{name}] leaves it out")
+            warn(f"{source}: column '{name}' has {column.nunique()} distinct values in "
+                 f"{len(column)} rows (an ID or free text?); it is used as a feature: "
+                 f"dataset.drop=[{name}] leaves it out")
         columns[name] = column
     return pd.DataFrame(columns, index=frame.index)
 
@@ -170,13 +173,15 @@ def as_dates(column: pd.Series) -> pd.Series | None:
 
 
 def looks_like_id(column: pd.Series) -> bool:
-    """A text column with a different value in every row, or whole numbers counting the rows
-    (each one more than the last), in at least ID_MIN_ROWS rows."""
-    if len(column) < ID_MIN_ROWS or column.isna().any() or not column.is_unique:
+    """In at least ID_MIN_ROWS rows: a text column with a different value in at least ID_SHARE
+    of them (names, IDs, free text), or whole numbers counting the rows (each one more than the
+    last)."""
+    if len(column) < ID_MIN_ROWS:
         return False
     if is_text(column):
-        return True
-    return pd.api.types.is_integer_dtype(column.dtype) and bool((column.diff().iloc[1:] == 1).all())
+        return column.nunique() >= ID_SHARE * len(column)
+    counts_rows = column.notna().all() and bool((column.diff().iloc[1:] == 1).all())
+    return pd.api.types.is_integer_dtype(column.dtype) and counts_rows
 
 
 def data_sha256(path: str) -> str:

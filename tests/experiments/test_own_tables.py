@@ -123,8 +123,8 @@ def test_dates_are_expanded_and_ids_warned_with_how_to_drop_them(compose_job, tm
     lines = [str(warning.message) for warning in caught]
     assert any("column 'sampled' holds dates: expanded into sampled.year, sampled.month, "
                "sampled.day, sampled.day_of_week" in line for line in lines)
-    assert any("column 'sample_id' has a different value in every row (an ID?)" in line
-               and "dataset.drop=[sample_id]" in line for line in lines)
+    assert any("column 'sample_id' has 60 distinct values in 60 rows (an ID or free text?)"
+               in line and "dataset.drop=[sample_id]" in line for line in lines)
     assert X.shape == (60, 2 + 4 + 1)
     np.testing.assert_array_equal(X[:2, 2:6], [[2007, 11, 1, 3], [2007, 11, 4, 6]])
     dropped = csv_job(compose_job, path, "species", "binary", "dataset.drop=[sample_id,sampled]")
