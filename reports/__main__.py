@@ -1,4 +1,4 @@
-"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI] [--baseline M/E]
+"""`python -m reports --experiment NAME --out DIR [--tracking-uri URI] [--baseline M/E[/ENC]]
 [--sweep RUN_ID|latest]`."""
 
 import argparse
@@ -27,8 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--baseline",
-        metavar="METHOD/ENGINE",
-        help="column the wins/ties/losses tables compare with (default: each table's first)",
+        metavar="METHOD/ENGINE[/ENCODING]",
+        help="column the wins/ties/losses tables compare with (default: each table's first); "
+        "/ENCODING where the tables have a column per categorical encoding",
     )
     parser.add_argument(
         "--sweep",

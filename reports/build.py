@@ -51,18 +51,18 @@ from reports.tuning import (
 )
 
 
-def parse_baseline(baseline: str | None, tables: list[MetricTable]) -> tuple[str, str] | None:
-    """`METHOD/ENGINE` as a (method, engine) pair present in some table; None for the default
-    (each table's first column). Raises ReportError naming the pairs there are."""
+def parse_baseline(baseline: str | None, tables: list[MetricTable]) -> tuple[str, ...] | None:
+    """`METHOD/ENGINE` (`METHOD/ENGINE/ENCODING` where the encoding is a column key,
+    reports.tables.column_keys) as a column present in some table; None for the default (each
+    table's first column). Raises ReportError naming the columns there are."""
     if baseline is None:
         return None
-    pairs = sorted({pair for table in tables for pair in table.mean.columns})
-    method, _, engine = baseline.partition("/")
-    pair = (method.strip(), engine.strip())
-    if pair not in pairs:
-        choices = ", ".join(f"{m}/{e}" for m, e in pairs)
+    columns = sorted({column for table in tables for column in table.mean.columns})
+    column = tuple(part.strip() for part in baseline.split("/"))
+    if column not in columns:
+        choices = ", ".join("/".join(choice) for choice in columns)
         raise ReportError(f"unknown baseline '{baseline}'; choose one of: {choices}")
-    return pair
+    return column
 
 
 def build_report(
@@ -75,8 +75,8 @@ def build_report(
     """Write the report files of `experiment` (only the runs logged by `sweep`, a sweep run's id
     or `latest`, if given) into `out_dir`, log its figures to a `report` run of the experiment,
     and return the paths; raises ReportError (and writes nothing) if the experiment or the
-    sweep is missing, there is no ok run, or `baseline` (`METHOD/ENGINE`) is not one of its
-    columns."""
+    sweep is missing, there is no ok run, or `baseline` (`METHOD/ENGINE[/ENCODING]`) is not one
+    of its columns."""
     client, experiment_id = open_experiment(tracking_uri, experiment)
     runs = load_runs(client, experiment_id)
     if sweep is not None:
@@ -105,7 +105,7 @@ def build_report(
         ranks = average_ranks(table.mean)
         text_tables.append(format_metric_table(table, not_worse_than_best(table), ranks))
         reference = chosen or table.mean.columns[0]
-        if reference in table.mean.columns and len(table.mean.columns) > 1:
+        if reference in list(table.mean.columns) and len(table.mean.columns) > 1:
             wins = wins_ties_losses(table, reference)
             wins_tables.append(format_wins_table(wins, table.metric, reference))
         result = friedman_nemenyi(table)

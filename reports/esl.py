@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from reports.styles import engine_style
+from reports.tables import column_keys
 
 BOOSTED, STUMP, TREE = "adaboost_400", "stump", "large_tree"
 ESL_METHODS = (BOOSTED, STUMP, TREE)
@@ -21,29 +22,37 @@ def esl_datasets(runs: pd.DataFrame) -> list[str]:
     return sorted(dataset for dataset, methods in present.items() if set(ESL_METHODS) <= methods)
 
 
+def _lines(frame: pd.DataFrame, keys: list[str]) -> set[tuple[str, ...]]:
+    """The distinct values of the `keys` columns of `frame`, as tuples."""
+    return set(frame[keys].itertuples(index=False, name=None))
+
+
 def esl_figure(curves: pd.DataFrame, runs: pd.DataFrame, dataset: str) -> Figure:
-    """`curves`: the curve_test_error long table (dataset, method, engine, seed, rounds, value);
-    `runs`: ok runs with test_error. On `dataset`, per engine (solid in-house, dashed
-    scikit-learn, others dotted), the mean over seeds of AdaBoost's curve and horizontal lines at
-    the stump's and the tree's mean test errors; the book's values as grey marks."""
+    """`curves`: the curve_test_error long table (dataset, method, engine, [encoding,] seed,
+    rounds, value); `runs`: ok runs with test_error. On `dataset`, per engine (solid in-house,
+    dashed scikit-learn, others dotted; per engine and encoding where the dataset's runs have
+    more than one, `column_keys`), the mean over seeds of AdaBoost's curve and horizontal lines
+    at the stump's and the tree's mean test errors; the book's values as grey marks."""
     curves = curves[curves["dataset"] == dataset]
     runs = runs[runs["dataset"] == dataset]
     figure, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
-    engines = sorted(set(curves["engine"]) | set(runs["engine"]))
+    line_keys = column_keys(runs)[1:]
     colors = {BOOSTED: "tab:orange", STUMP: "tab:blue", TREE: "tab:green"}
     boosted = curves[curves["method"] == BOOSTED]
     last_round = int(boosted["rounds"].max()) if not boosted.empty else 400
-    for engine in engines:
-        style = engine_style(engine)
-        line = boosted[boosted["engine"] == engine].groupby("rounds")["value"].mean()
+    for line_key in sorted(_lines(curves, line_keys) | _lines(runs, line_keys)):
+        style, name = engine_style(line_key[0]), " / ".join(line_key)
+        on_boosted = (boosted[line_keys] == list(line_key)).all(axis=1)
+        line = boosted[on_boosted].groupby("rounds")["value"].mean()
         if not line.empty:
             ax.plot(line.index, line.to_numpy(), style, color=colors[BOOSTED],
-                    label=f"AdaBoost, {engine} (last {line.iloc[-1]:.1%})")  # fmt: skip
+                    label=f"AdaBoost, {name} (last {line.iloc[-1]:.1%})")  # fmt: skip
+        on_line = (runs[line_keys] == list(line_key)).all(axis=1)
         for method in (STUMP, TREE):
-            errors = runs[(runs["method"] == method) & (runs["engine"] == engine)]["test_error"]
+            errors = runs[on_line & (runs["method"] == method)]["test_error"]
             if errors.notna().any():
                 ax.hlines(errors.mean(), 0, last_round, linestyle=style, color=colors[method],
-                          label=f"{LABELS[method]}, {engine} ({errors.mean():.1%})")  # fmt: skip
+                          label=f"{LABELS[method]}, {name} ({errors.mean():.1%})")  # fmt: skip
     mark_x = last_round * 1.02
     for method, error in BOOK_TEST_ERROR.items():
         label = "ESL Fig. 10.2 (book)" if method == BOOSTED else None

@@ -11,11 +11,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from reports.render import pair_label  # noqa: E402
-from reports.runs import CELL_KEYS  # noqa: E402
+from reports.render import column_label  # noqa: E402
 from reports.stats import FriedmanResult  # noqa: E402
-from reports.styles import engine_style  # noqa: E402
-from reports.tables import PAIR_KEYS  # noqa: E402
+from reports.styles import engine_style, hues  # noqa: E402
+from reports.tables import column_keys  # noqa: E402
 
 FORMATS = ("png", "pdf")
 CURVE_PREFIX = "curve_"
@@ -48,7 +47,8 @@ def nemenyi_cliques(avg_ranks: pd.Series, cd: float) -> list[tuple[int, int]]:
 def cd_diagram(result: FriedmanResult) -> Figure:
     """Demsar's critical-difference diagram: average ranks on an axis (1 = best, on the left),
     the CD interval (gid "cd"), bars joining groups within CD just under the axis (gid
-    "clique"), and below them each (method, engine) on its own row, labelled outside the axis
+    "clique"), and below them each column (method, engine[, encoding]) on its own row, labelled
+    outside the axis
     (better half on the left). The height grows with the number of rows, so no label meets
     another or a rank line."""
     ranks = result.avg_ranks.sort_values()
@@ -77,7 +77,7 @@ def cd_diagram(result: FriedmanResult) -> Figure:
         depth = first_row - row_step * (position if left else k - 1 - position)
         edge = 0.5 if left else k + 0.5
         ax.plot([rank, rank, edge], [0, depth, depth], color="black", linewidth=0.8)
-        label = f"{pair_label(pair)} ({rank:.2f})"
+        label = f"{column_label(pair)} ({rank:.2f})"
         ax.annotate(label, (edge, depth), xytext=(-4 if left else 4, 0), textcoords="offset points",
                     ha="right" if left else "left", va="center", fontsize=9)  # fmt: skip
     ax.set_title(f"{result.metric}: Nemenyi CD (alpha {result.alpha:g}, N = {result.n_datasets})")
@@ -85,35 +85,36 @@ def cd_diagram(result: FriedmanResult) -> Figure:
 
 
 def learning_curves(curves: pd.DataFrame, metric: str) -> Figure:
-    """One panel per dataset, one line per (method, engine): `metric` against the number of
-    rounds, the mean over seeds at each logged round; one legend for all panels."""
-    mean = curves.groupby([*CELL_KEYS, "rounds"])["value"].mean()
+    """One panel per dataset, one line per column (method, engine[, encoding]: `column_keys`):
+    `metric` against the number of rounds, the mean over seeds at each logged round; a colour
+    per method (and encoding), a dash pattern per engine; one legend for all panels."""
+    keys = column_keys(curves)
+    mean = curves.groupby(["dataset", *keys, "rounds"])["value"].mean()
     datasets = sorted(curves["dataset"].unique())
     n_cols = min(3, len(datasets))
     n_rows = -(-len(datasets) // n_cols)
     figure, axes = plt.subplots(
         n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows), squeeze=False, layout="constrained"
     )
-    pairs = sorted(curves.groupby(PAIR_KEYS).groups)
-    methods = sorted({method for method, _ in pairs})
-    colors = {method: plt.cm.tab10(i % 10) for i, method in enumerate(methods)}
+    columns = sorted(curves.groupby(keys).groups)
+    colors = hues(columns, keys)
     for ax, dataset in zip(axes.flat, datasets, strict=False):
-        for (method, engine), line in mean.loc[dataset].groupby(level=PAIR_KEYS):
-            points = line.droplevel(PAIR_KEYS)
-            ax.plot(points.index, points.to_numpy(), engine_style(engine), color=colors[method],
-                    label=pair_label((method, engine)))  # fmt: skip
+        for column, line in mean.loc[dataset].groupby(level=keys):
+            points = line.droplevel(keys)
+            ax.plot(points.index, points.to_numpy(), engine_style(column[1]),
+                    color=colors[column], label=column_label(column))  # fmt: skip
         ax.set_title(dataset)
         ax.set_xlabel("rounds (boosting) or trees (forests, bagging)")
         ax.set_ylabel(metric.removeprefix(CURVE_PREFIX))
     for ax in axes.flat[len(datasets) :]:
         ax.axis("off")
-    handles = [plt.Line2D([], [], linestyle=engine_style(engine), color=colors[method])
-               for method, engine in pairs]  # fmt: skip
+    handles = [plt.Line2D([], [], linestyle=engine_style(column[1]), color=colors[column])
+               for column in columns]  # fmt: skip
     figure.legend(
         handles,
-        [pair_label(pair) for pair in pairs],
+        [column_label(column) for column in columns],
         loc="outside lower center",
-        ncols=min(4, len(pairs)),
-        title="method / engine (mean over seeds)",
+        ncols=min(4, len(columns)),
+        title=f"{' / '.join(keys)} (mean over seeds)",
     )
     return figure

@@ -66,9 +66,9 @@ def format_cell(mean: float, std: float, decimals: int) -> str:
     return f"{mean:.{decimals}f} {PLUS_MINUS} {std:.{decimals}f}"
 
 
-def pair_label(pair: tuple[str, str]) -> str:
-    """`method / engine`, the header of a (method, engine) column."""
-    return f"{pair[0]} / {pair[1]}"
+def column_label(column: tuple[str, ...]) -> str:
+    """`method / engine` (`method / engine / encoding`), the header of a table's column."""
+    return " / ".join(column)
 
 
 def format_metric_table(
@@ -76,7 +76,7 @@ def format_metric_table(
     underline: pd.DataFrame | None = None,
     avg_ranks: pd.Series | None = None,
 ) -> TextTable:
-    """Cells `mean ± std` with per-dataset decimals; headers `method / engine`; best in bold;
+    """Cells `mean ± std` with per-dataset decimals; headers `column_label`; best in bold;
     `underline` marks (cells not significantly worse than the best); an `average rank` last row
     when `avg_ranks` is given."""
     rows = {}
@@ -84,7 +84,7 @@ def format_metric_table(
         decimals = row_decimals(means)
         stds = table.std.loc[dataset]
         rows[dataset] = [format_cell(m, s, decimals) for m, s in zip(means, stds, strict=True)]
-    headers = [pair_label(pair) for pair in table.mean.columns]
+    headers = [column_label(column) for column in table.mean.columns]
     bold = pd.DataFrame(table.best.to_numpy(), index=list(rows), columns=headers)
     marks = pd.DataFrame(False, index=list(rows), columns=headers)
     caption = (
@@ -120,14 +120,15 @@ def format_metric_table(
 
 
 def _format_numbers(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
-    """String cells of `frame` by column format specs; MISSING for NaN."""
+    """String cells of `frame` (rows: table columns, `column_label`) by column format specs;
+    MISSING for NaN."""
     return pd.DataFrame(
         {
             column: [MISSING if pd.isna(v) else format(v, formats[column]) for v in frame[column]]
             for column in formats
         },
-        index=[pair_label(pair) for pair in frame.index],
-    ).rename_axis("method / engine")
+        index=[column_label(column) for column in frame.index],
+    ).rename_axis(" / ".join(frame.index.names))
 
 
 def _plain(title: str, caption: str, cells: pd.DataFrame) -> TextTable:
@@ -140,24 +141,24 @@ def _plain(title: str, caption: str, cells: pd.DataFrame) -> TextTable:
     )
 
 
-def format_wins_table(wins: pd.DataFrame, metric: str, baseline: tuple[str, str]) -> TextTable:
-    """Wins / ties / losses of each (method, engine) against `baseline` over the datasets."""
+def format_wins_table(wins: pd.DataFrame, metric: str, baseline: tuple[str, ...]) -> TextTable:
+    """Wins / ties / losses of each column against `baseline` over the datasets."""
     caption = (
         f"Datasets where each column is significantly better (win), not significantly different "
-        f"(tie) or significantly worse (loss) than the baseline {pair_label(baseline)} "
+        f"(tie) or significantly worse (loss) than the baseline {column_label(baseline)} "
         "(two-sided Wilcoxon signed-rank on values paired by seed and split, Holm-corrected "
         "within the dataset, alpha 0.05)."
     )
     cells = _format_numbers(wins, {"wins": "d", "ties": "d", "losses": "d"})
-    return _plain(f"{metric} wins/ties/losses vs {pair_label(baseline)}", caption, cells)
+    return _plain(f"{metric} wins/ties/losses vs {column_label(baseline)}", caption, cells)
 
 
 def format_timing_table(timing: pd.DataFrame) -> TextTable:
-    """Median seconds per (method, engine) and the in-house / reference time ratios."""
+    """Median seconds per column and the in-house / reference time ratios."""
     caption = (
         "Median fit and predict seconds over all ok runs (every dataset and seed); ratios: "
-        "median over the jobs run by both (same method, loss, dataset, seed) of in-house time / "
-        "this engine's time (> 1: in-house slower)."
+        "median over the jobs run by both (same method, loss, dataset, encoding, seed) of "
+        "in-house time / this engine's time (> 1: in-house slower)."
     )
     formats = {
         "jobs": "d",
@@ -170,7 +171,7 @@ def format_timing_table(timing: pd.DataFrame) -> TextTable:
 
 
 def format_parity_table(parity: pd.DataFrame) -> TextTable:
-    """Largest parity_max_abs_diff and mean parity_metric_diff per reference (method, engine)."""
+    """Largest parity_max_abs_diff and mean parity_metric_diff per reference column."""
     caption = (
         "Parity runs against the in-house engine: largest parity_max_abs_diff (prediction) and "
         "mean parity_metric_diff over the ok runs."
@@ -193,7 +194,7 @@ def format_friedman_table(results: list[FriedmanResult]) -> TextTable:
         index=pd.Index([r.metric for r in results], name="metric"),
     )
     caption = (
-        "Friedman test over the datasets with every (method, engine) present (scipy, "
+        "Friedman test over the datasets with every column present (scipy, "
         "tie-corrected), Iman-Davenport F_F, and the Nemenyi critical difference CD at alpha "
         "0.05 (Demsar 2006)."
     )

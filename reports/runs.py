@@ -22,7 +22,10 @@ RUN_TAGS = (
     "git_commit",
     "run_key",
 )
-CELL_KEYS = ["dataset", "method", "engine"]
+ENCODING = "encoding"  # how the job encoded categorical features: native, ordinal, onehot
+ENCODING_TAG, ENCODING_PARAM = "data.encoding", "dataset.categorical"
+NO_ENCODING = "none"  # a bundled or generated dataset: no categorical features to encode
+CELL_KEYS = ["dataset", "method", "engine", ENCODING]
 REPORT_STATUS = "report"
 TRIAL_STATUS = "trial"
 SWEEP_STATUS = "sweep"
@@ -63,12 +66,18 @@ def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
     return client, experiment.experiment_id
 
 
+def run_encoding(tags: dict[str, str], params: dict[str, str]) -> str:
+    """The categorical encoding of a job: its tag data.encoding, else its param
+    dataset.categorical (csv, openml and suite datasets), else NO_ENCODING."""
+    return tags.get(ENCODING_TAG) or params.get(ENCODING_PARAM) or NO_ENCODING
+
+
 def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     """One row per job run (all statuses but the report's own runs, tag status=report, the
     sweeps' parent runs, status=sweep, and tuning trials, status=trial): run_id, start_time,
-    its tags (MLflow's own `mlflow.*` tags left out) and its summary metrics (the per-split
-    `split_*` histories left out). A tuned job's method reads `method+sampler` (gbt+tpe), so
-    that it has a column of its own."""
+    its tags (MLflow's own `mlflow.*` tags left out), its `encoding` (run_encoding) and its
+    summary metrics (the per-split `split_*` histories left out). A tuned job's method reads
+    `method+sampler` (gbt+tpe), so that it has a column of its own."""
     rows, tag_keys, metric_keys = [], set(), set()
     for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
         if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS, SWEEP_STATUS):
@@ -78,9 +87,11 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
         tag_keys |= tags.keys()
         metric_keys |= metrics.keys()
         start_time = pd.Timestamp(run.info.start_time, unit="ms", tz="UTC")
-        rows.append({"run_id": run.info.run_id, "start_time": start_time, **tags, **metrics})
+        encoding = run_encoding(tags, run.data.params)
+        rows.append({"run_id": run.info.run_id, "start_time": start_time, **tags,
+                     ENCODING: encoding, **metrics})  # fmt: skip
     extra_tags = sorted(tag_keys - set(RUN_TAGS))
-    columns = ["run_id", "start_time", *RUN_TAGS, *extra_tags, *sorted(metric_keys)]
+    columns = ["run_id", "start_time", *RUN_TAGS, ENCODING, *extra_tags, *sorted(metric_keys)]
     runs = pd.DataFrame(rows).reindex(columns=columns)
     if "tune" in runs.columns:
         tuned = runs["tune"].notna() & (runs["tune"] != UNTUNED)
@@ -106,7 +117,8 @@ def sweep_run_id(client: MlflowClient, experiment_id: str, sweep: str) -> str:
 
 
 def load_split_values(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Long table of `metric` per (run, split): dataset, method, engine, seed, run_id, split, value.
+    """Long table of `metric` per (run, split): dataset, method, engine, encoding, seed, run_id,
+    split, value.
 
     Uses the `split_<metric>` history (step = split index); a run without one contributes its
     summary `metric` as split 0."""
@@ -123,7 +135,7 @@ def load_split_values(client: MlflowClient, runs: pd.DataFrame, metric: str) -> 
 
 def load_curves(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Long table of the stepped `metric` (a `curve_*` learning curve; step = rounds) of `runs`:
-    dataset, method, engine, seed, rounds, value."""
+    dataset, method, engine, encoding, seed, rounds, value."""
     rows = []
     for run in runs.to_dict("records"):
         cell = {key: run[key] for key in [*CELL_KEYS, "seed"]}
@@ -135,8 +147,8 @@ def load_curves(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.Dat
 
 
 def load_margins(client: MlflowClient, runs: pd.DataFrame) -> pd.DataFrame:
-    """Long table (dataset, method, engine, seed, rounds, margin) of the runs that logged the
-    margins artifact (empty if none did)."""
+    """Long table (dataset, method, engine, encoding, seed, rounds, margin) of the runs that
+    logged the margins artifact (empty if none did)."""
     frames = []
     with tempfile.TemporaryDirectory() as tmp:
         for run in runs.to_dict("records"):
@@ -162,8 +174,9 @@ def log_report_run(client: MlflowClient, experiment_id: str, paths: list[Path]) 
 
 def load_trials(client: MlflowClient, experiment_id: str, runs: pd.DataFrame) -> pd.DataFrame:
     """Long table of the tuning trials of `runs` (their child runs, status=trial): dataset,
-    method, engine, seed, run_id (the job's), outer_split, trial, metric (test_<tune metric>),
-    inner and test (the trial's inner validation score and its models' outer test score)."""
+    method, engine, encoding, seed, run_id (the job's), outer_split, trial, metric
+    (test_<tune metric>), inner and test (the trial's inner validation score and its models'
+    outer test score)."""
     jobs = runs.set_index("run_id")
     rows = []
     trials = _all_pages(client.search_runs, experiment_ids=[experiment_id],

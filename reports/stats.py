@@ -1,4 +1,5 @@
-"""Significance tests between (method, engine) columns of a metric table (Demsar 2006, JMLR 7)."""
+"""Significance tests between the columns (method, engine[, encoding]) of a metric table (Demsar
+2006, JMLR 7)."""
 
 import math
 from dataclasses import dataclass
@@ -7,24 +8,30 @@ import numpy as np
 import pandas as pd
 from scipy.stats import friedmanchisquare, studentized_range, wilcoxon
 
-from reports.tables import PAIR_KEYS, MetricTable
+from reports.tables import MetricTable, column_keys
 
 ALPHA = 0.05
 PAIRING_KEYS = ["seed", "split"]
 
 
 def paired_values(
-    values: pd.DataFrame, dataset: str, first: tuple[str, str], second: tuple[str, str]
+    values: pd.DataFrame,
+    dataset: str,
+    first: tuple[str, ...],
+    second: tuple[str, ...],
+    keys: list[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The values of two (method, engine) pairs on `dataset`, matched by (seed, split).
+    """The values of two columns (tuples of `keys`, default `column_keys(values)`) on `dataset`,
+    matched by (seed, split).
 
     Pairing rule: a value of `first` is paired with the value of `second` of the same seed tag and
     split index (the same training/test split); (seed, split) keys present in only one of the two
     are dropped."""
     on_dataset = values[values["dataset"] == dataset]
+    keys = keys or column_keys(values)
 
-    def column(pair: tuple[str, str]) -> pd.Series:
-        rows = on_dataset[(on_dataset[PAIR_KEYS] == list(pair)).all(axis=1)]
+    def column(pair: tuple[str, ...]) -> pd.Series:
+        rows = on_dataset[(on_dataset[keys] == list(pair)).all(axis=1)]
         return rows.set_index(PAIRING_KEYS)["value"]
 
     joined = pd.concat([column(first), column(second)], axis=1, join="inner")
@@ -52,13 +59,14 @@ def holm(pvalues: list[float]) -> np.ndarray:
 
 
 def _adjusted_against(
-    table: MetricTable, dataset: str, reference: tuple[str, str]
-) -> dict[tuple[str, str], float]:
+    table: MetricTable, dataset: str, reference: tuple[str, ...]
+) -> dict[tuple[str, ...], float]:
     """Holm-adjusted Wilcoxon p-values of every other non-empty column of `dataset`'s row against
     `reference` (the adjustment runs over the comparisons of that row)."""
     means = table.mean.loc[dataset]
     others = [pair for pair in means.index if pair != reference and not math.isnan(means[pair])]
-    raw = [wilcoxon_p(*paired_values(table.values, dataset, pair, reference)) for pair in others]
+    raw = [wilcoxon_p(*paired_values(table.values, dataset, pair, reference, table.keys))
+           for pair in others]  # fmt: skip
     return dict(zip(others, holm(raw), strict=True)) if others else {}
 
 
@@ -84,7 +92,7 @@ def average_ranks(mean: pd.DataFrame) -> pd.Series:
 
 
 def wins_ties_losses(
-    table: MetricTable, baseline: tuple[str, str], alpha: float = ALPHA
+    table: MetricTable, baseline: tuple[str, ...], alpha: float = ALPHA
 ) -> pd.DataFrame:
     """Per column other than `baseline`: the datasets where it is significantly better (win),
     not significantly different (tie) or significantly worse (loss) than `baseline`, by the
@@ -101,7 +109,7 @@ def wins_ties_losses(
             counts[pair][outcome] += 1
     del counts[baseline]
     result = pd.DataFrame.from_dict(counts, orient="index", columns=["wins", "ties", "losses"])
-    result.index = pd.MultiIndex.from_tuples(result.index, names=PAIR_KEYS)
+    result.index = pd.MultiIndex.from_tuples(result.index, names=table.keys)
     return result
 
 

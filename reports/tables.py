@@ -1,15 +1,36 @@
-"""Aggregate per-split metric values into tables: rows = datasets, columns = (method, engine)."""
+"""Aggregate per-split metric values into tables: rows = datasets, columns = (method, engine),
+or (method, engine, encoding) when some dataset ran with more than one encoding.
+
+The categorical encoding (native, ordinal, onehot: `reports.runs.run_encoding`) is a key of every
+grouping of the report, so that two encodings never share a cell, whatever the engines. When
+some dataset of a frame ran with more than one, the encoding joins the columns of every table,
+statistic and figure made from that frame (`gbt / inhouse / native` beside
+`gbt / inhouse / ordinal` in the dataset's row), so that the paired tests, ranks,
+wins/ties/losses and the CD diagram compare encodings as any two columns; a dataset without
+categorical features (encoding `none`, `runs.NO_ENCODING`) then has `... / none` columns of its
+own, its runs never copied under each encoding. Otherwise every dataset has a single encoding,
+no cell can hold two, and the columns stay (method, engine); the datasets table names each
+dataset's encodings. `column_keys` makes that choice from the frame it is given.
+"""
 
 from dataclasses import dataclass
 
 import pandas as pd
 
 from experiments.environment import ENVIRONMENT_TAGS
-from reports.runs import CELL_KEYS
+from reports.runs import ENCODING
 
 PRIMARY_METRICS = ("test_error", "test_rmse")
 PAIR_KEYS = ["method", "engine"]
 INHOUSE = "inhouse"
+
+
+def column_keys(frame: pd.DataFrame) -> list[str]:
+    """The keys of a column of the tables of `frame` (runs or a long table of them): method and
+    engine, and the encoding when some dataset of `frame` has more than one."""
+    if ENCODING in frame.columns and frame.groupby("dataset")[ENCODING].nunique().gt(1).any():
+        return [*PAIR_KEYS, ENCODING]
+    return PAIR_KEYS
 
 
 def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:
@@ -49,8 +70,9 @@ def mixed_environments_line(ok: pd.DataFrame) -> str | None:
 @dataclass(frozen=True)
 class MetricTable:
     """One metric per cell: mean, sample std and number of values; rows = dataset, columns =
-    (method, engine). A cell with no value is NaN (count 0). `values` is the long table the cells
-    pool (dataset, method, engine, seed, split, value), kept for the paired tests."""
+    (method, engine[, encoding]) (`column_keys`). A cell with no value is NaN (count 0). `values`
+    is the long table the cells pool (dataset, method, engine, [encoding,] seed, split, value),
+    kept for the paired tests."""
 
     metric: str
     mean: pd.DataFrame
@@ -64,12 +86,18 @@ class MetricTable:
         lower-is-better)."""
         return self.mean.eq(self.mean.min(axis=1), axis=0)
 
+    @property
+    def keys(self) -> list[str]:
+        """The names of the column keys: method, engine[, encoding]."""
+        return list(self.mean.columns.names)
+
 
 def summarize(values: pd.DataFrame, metric: str) -> MetricTable:
     """Mean and sample standard deviation (ddof=1; NaN for a single value) of each cell, pooling
     all (seed, split) values of `values` (the long table of `runs.load_split_values`)."""
-    stats = values.groupby(CELL_KEYS)["value"].agg(["mean", "std", "count"])
-    wide = {name: stats[name].unstack(PAIR_KEYS).sort_index(axis=1) for name in stats.columns}
+    keys = column_keys(values)
+    stats = values.groupby(["dataset", *keys])["value"].agg(["mean", "std", "count"])
+    wide = {name: stats[name].unstack(keys).sort_index(axis=1) for name in stats.columns}
     return MetricTable(
         metric=metric,
         mean=wide["mean"],
@@ -85,32 +113,35 @@ def _with_columns(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def timing(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, engine): median fit_seconds and predict_seconds over all its ok runs (every
-    dataset and seed), and for reference engines the median over common jobs (same method,
-    loss, dataset, seed) of the in-house / reference time ratios (> 1: in-house is slower)."""
+    """Per column (method, engine[, encoding]): median fit_seconds and predict_seconds over all
+    its ok runs (every dataset and seed), and for reference engines the median over common jobs
+    (same method, loss, dataset, encoding, seed) of the in-house / reference time ratios (> 1:
+    in-house is slower)."""
     timed = _with_columns(runs, ["fit_seconds", "predict_seconds"]).dropna(subset=["fit_seconds"])
-    table = timed.groupby(PAIR_KEYS).agg(
+    keys = column_keys(timed)
+    table = timed.groupby(keys).agg(
         jobs=("fit_seconds", "size"),
         fit_seconds=("fit_seconds", "median"),
         predict_seconds=("predict_seconds", "median"),
     )
-    job_keys = ["method", "loss", "dataset", "seed"]
+    job_keys = ["loss", "dataset", "seed", *(key for key in keys if key != "engine")]
     inhouse = timed[timed["engine"] == INHOUSE].set_index(job_keys)
     reference = timed[timed["engine"] != INHOUSE].set_index(job_keys)
     inhouse_seconds = inhouse[["fit_seconds", "predict_seconds"]].add_suffix("_inhouse")
     joined = reference.join(inhouse_seconds)
     for phase in ("fit", "predict"):
         joined[f"{phase}_ratio"] = joined[f"{phase}_seconds_inhouse"] / joined[f"{phase}_seconds"]
-    ratios = joined.reset_index().groupby(PAIR_KEYS)[["fit_ratio", "predict_ratio"]].median()
+    ratios = joined.reset_index().groupby(keys)[["fit_ratio", "predict_ratio"]].median()
     return table.join(ratios)
 
 
 def parity(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per (method, engine != inhouse) with parity metrics: the largest parity_max_abs_diff and
-    the mean parity_metric_diff over its ok runs (empty if no run logged them)."""
+    """Per column (method, engine != inhouse[, encoding]) with parity metrics: the largest
+    parity_max_abs_diff and the mean parity_metric_diff over its ok runs (empty if no run logged
+    them)."""
     runs = _with_columns(runs, ["parity_max_abs_diff", "parity_metric_diff"])
     logged = runs[(runs["engine"] != INHOUSE) & runs["parity_max_abs_diff"].notna()]
-    return logged.groupby(PAIR_KEYS).agg(
+    return logged.groupby(column_keys(logged)).agg(
         runs=("parity_max_abs_diff", "size"),
         max_abs_diff=("parity_max_abs_diff", "max"),
         mean_metric_diff=("parity_metric_diff", "mean"),

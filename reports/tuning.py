@@ -1,4 +1,5 @@
-"""Tuned against default: per dataset and (method, engine), the gain of tuning and its
+"""Tuned against default: per dataset and column (method, engine[, encoding]: as
+`reports.tables.column_keys`), the gain of tuning and its
 significance; best-so-far curves over the trials (Grinsztajn et al. 2022, section 4: the
 outer test score of the best configuration so far by inner score, averaged over random orders
 of the trials); and the tunability of each hyper-parameter (Probst et al. 2019)."""
@@ -12,38 +13,49 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from reports.render import TextTable, pair_label, row_decimals
+from reports.render import TextTable, column_label, row_decimals
+from reports.runs import ENCODING
 from reports.stats import ALPHA, holm, paired_values, wilcoxon_p
-from reports.styles import engine_style
-from reports.tables import PAIR_KEYS, MetricTable
+from reports.styles import engine_style, hues
+from reports.tables import MetricTable, column_keys
 
 TUNED_SEPARATOR = "+"  # a tuned job's method label: gbt+tpe (reports.runs.load_runs)
 N_ORDERS = 100  # random orders of the trials that a best-so-far curve averages
-TUNABILITY_COLUMNS = ["method", "sampler", "engine", "parameter", "tunability", "share",
-                      "datasets", "p_holm"]  # fmt: skip
+TUNABILITY_STATISTICS = ["parameter", "tunability", "share", "datasets", "p_holm"]
+
+
+def tuned_keys(keys: list[str]) -> list[str]:
+    """The key columns of a tuning table of `keys` columns: method, sampler, engine[, encoding]."""
+    return [keys[0], "sampler", *keys[1:]]
+
+
+def key_columns(table: pd.DataFrame) -> list[str]:
+    """The column keys (method, engine[, encoding]) that the rows of a tuning table carry."""
+    return ["method", "engine", *(key for key in [ENCODING] if key in table.columns)]
 
 
 def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
-    """One row per (dataset, method, sampler, engine) with both a default and a tuned column:
-    their means, gain = default - tuned (> 0: tuning helped, every metric is lower-is-better),
-    and the two-sided Wilcoxon signed-rank p-value on values paired by seed and split,
-    Holm-adjusted over the comparisons of the dataset."""
+    """One row per (dataset, method, sampler, engine[, encoding]) with both a default and a
+    tuned column: their means, gain = default - tuned (> 0: tuning helped, every metric is
+    lower-is-better), and the two-sided Wilcoxon signed-rank p-value on values paired by seed
+    and split, Holm-adjusted over the comparisons of the dataset."""
     rows = []
     for dataset, means in table.mean.iterrows():
         compared = []
-        for method, engine in means.index:
-            base, _, sampler = method.partition(TUNED_SEPARATOR)
-            if not sampler or (base, engine) not in means.index:
+        for column in means.index:
+            base, _, sampler = column[0].partition(TUNED_SEPARATOR)
+            untuned = (base, *column[1:])
+            if not sampler or untuned not in means.index:
                 continue
-            default, tuned = means[(base, engine)], means[(method, engine)]
+            default, tuned = means[untuned], means[column]
             if np.isnan(default) or np.isnan(tuned):
                 continue
-            p = wilcoxon_p(*paired_values(table.values, dataset, (base, engine), (method, engine)))
-            compared.append({"dataset": dataset, "method": base, "sampler": sampler,
-                             "engine": engine, "default": default, "tuned": tuned,
-                             "gain": default - tuned, "p": p})  # fmt: skip
+            pairs = paired_values(table.values, dataset, untuned, column, table.keys)
+            compared.append({"dataset": dataset, **dict(zip(table.keys, untuned, strict=True)),
+                             "sampler": sampler, "default": default, "tuned": tuned,
+                             "gain": default - tuned, "p": wilcoxon_p(*pairs)})  # fmt: skip
         rows += with_holm(compared)
-    columns = ["dataset", "method", "sampler", "engine", "default", "tuned", "gain", "p_holm"]
+    columns = ["dataset", *tuned_keys(table.keys), "default", "tuned", "gain", "p_holm"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -67,8 +79,9 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
         "signed-rank on values paired by seed and split, Holm-corrected within the dataset; "
         f"bold: tuned significantly better at alpha {ALPHA}."
     )
-    index = [f"{row.dataset}: {row.method} / {row.engine} ({row.sampler})"
-             for row in comparison.itertuples()]  # fmt: skip
+    keys = key_columns(comparison)
+    index = [f"{row['dataset']}: {column_label(tuple(row[keys]))} ({row['sampler']})"
+             for _, row in comparison.iterrows()]  # fmt: skip
     decimals = [row_decimals(pd.Series([row.default, row.tuned]))
                 for row in comparison.itertuples()]  # fmt: skip
     cells = pd.DataFrame(
@@ -78,7 +91,7 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
             "gain": [signed(v, d) for v, d in zip(comparison["gain"], decimals, strict=True)],
             "p (Holm)": [f"{v:.3g}" for v in comparison["p_holm"]],
         },
-        index=pd.Index(index, name="dataset: method / engine (sampler)"),
+        index=pd.Index(index, name=f"dataset: {' / '.join(keys)} (sampler)"),
     )
     significant = ((comparison["p_holm"] < ALPHA) & (comparison["gain"] > 0)).to_numpy()
     bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
@@ -87,19 +100,23 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
 
 
 def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Probst et al. (2019, eq. 2, with nested outer test scores): per tuned (method, engine)
-    and parameter p, d_p = default - tuned with p alone (the others at their defaults), each
-    dataset's mean over seeds and splits, then the mean over datasets (> 0: tuning p alone
-    helped); `share` = d_p / the joint tuning's gain; p: two-sided Wilcoxon signed-rank on the
-    runs' (default, tuned alone) pairs, Holm-adjusted over the parameters of the method."""
+    """Probst et al. (2019, eq. 2, with nested outer test scores): per tuned column (method,
+    engine[, encoding]) and parameter p, d_p = default - tuned with p alone (the others at
+    their defaults), each dataset's mean over seeds and splits, then the mean over datasets
+    (> 0: tuning p alone helped); `share` = d_p / the joint tuning's gain; p: two-sided
+    Wilcoxon signed-rank on the runs' (default, tuned alone) pairs, Holm-adjusted over the
+    parameters of the method."""
     default = f"default_{metric}"
     if default not in runs.columns:
-        return pd.DataFrame(columns=TUNABILITY_COLUMNS)
+        return pd.DataFrame(columns=[*tuned_keys(column_keys(runs)), *TUNABILITY_STATISTICS])
     alone = {match[1]: column for column in runs.columns
              if (match := re.fullmatch(rf"tunability_(.+)_{metric}", column))}  # fmt: skip
+    tuned = runs[runs[default].notna()]
+    keys = column_keys(tuned)
     rows = []
-    for (label, engine), group in runs[runs[default].notna()].groupby(PAIR_KEYS):
+    for (label, *rest), group in tuned.groupby(keys):
         method, _, sampler = label.partition(TUNED_SEPARATOR)
+        untuned = dict(zip(keys, (method, *rest), strict=True))
         joint = dataset_gain(group, default, metric).mean()
         compared = []
         for parameter, column in sorted(alone.items()):
@@ -107,14 +124,14 @@ def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
             if scored.empty:
                 continue
             gain = dataset_gain(scored, default, column).mean()
-            compared.append({"method": method, "sampler": sampler, "engine": engine,
-                             "parameter": parameter, "tunability": gain,
+            compared.append({**untuned, "sampler": sampler, "parameter": parameter,
+                             "tunability": gain,
                              "share": gain / joint if joint > 0 else np.nan,
                              "datasets": scored["dataset"].nunique(),
                              "p": wilcoxon_p(scored[default], scored[column])})  # fmt: skip
         rows += with_holm(compared)
-    table = pd.DataFrame(rows, columns=TUNABILITY_COLUMNS)
-    return table.sort_values(["method", "engine", "tunability"], ascending=[True, True, False],
+    table = pd.DataFrame(rows, columns=[*tuned_keys(keys), *TUNABILITY_STATISTICS])
+    return table.sort_values([*keys, "tunability"], ascending=[*(True for _ in keys), False],
                              ignore_index=True)  # fmt: skip
 
 
@@ -135,8 +152,9 @@ def format_tunability(table: pd.DataFrame, metric: str) -> TextTable:
         f"{ALPHA}."
     )
     decimals = row_decimals(table["tunability"])
-    index = [f"{row.method} / {row.engine} ({row.sampler}): {row.parameter}"
-             for row in table.itertuples()]  # fmt: skip
+    keys = key_columns(table)
+    index = [f"{column_label(tuple(row[keys]))} ({row['sampler']}): {row['parameter']}"
+             for _, row in table.iterrows()]  # fmt: skip
     cells = pd.DataFrame(
         {
             "tunability": [signed(v, decimals) for v in table["tunability"]],
@@ -145,7 +163,7 @@ def format_tunability(table: pd.DataFrame, metric: str) -> TextTable:
             "datasets": [str(n) for n in table["datasets"]],
             "p (Holm)": [f"{v:.3g}" for v in table["p_holm"]],
         },
-        index=pd.Index(index, name="method / engine (sampler): parameter"),
+        index=pd.Index(index, name=f"{' / '.join(keys)} (sampler): parameter"),
     )
     bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
     bold["tunability"] = ((table["p_holm"] < ALPHA) & (table["tunability"] > 0)).to_numpy()
@@ -175,22 +193,24 @@ def trial_orders(n: int, rng: np.random.RandomState) -> np.ndarray:
 
 
 def best_so_far_curves(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per (dataset, method, engine): the best-so-far curve of each tuned outer split (the same
+    """Per (dataset, method, engine[, encoding]: `column_keys`): the best-so-far curve of each
+    tuned outer split (the same
     trial_orders for every split of n trials), averaged over seeds and splits; with
     `normalized`, the curve rescaled per dataset to [0, 1] between the lowest and the highest
     point of that dataset's curves (0: the best), as Grinsztajn et al. compare datasets."""
     rng = np.random.RandomState(seed)
     orders_by_n: dict[int, np.ndarray] = {}
     rows = []
-    for key, group in trials.groupby(["dataset", *PAIR_KEYS, "run_id", "outer_split"]):
+    cells = ["dataset", *column_keys(trials)]
+    for key, group in trials.groupby([*cells, "run_id", "outer_split"]):
         group = group.sort_values("trial")
         n = len(group)
         if n not in orders_by_n:
             orders_by_n[n] = trial_orders(n, rng)
         curve = best_so_far(group["test"].to_numpy(), group["inner"].to_numpy(), orders_by_n[n])
-        rows += [{"dataset": key[0], "method": key[1], "engine": key[2], "trials": k + 1,
-                  "value": value} for k, value in enumerate(curve)]  # fmt: skip
-    columns = ["dataset", "method", "engine", "trials", "value"]
+        cell = dict(zip(cells, key, strict=False))
+        rows += [{**cell, "trials": k + 1, "value": value} for k, value in enumerate(curve)]
+    columns = [*cells, "trials", "value"]
     curves = pd.DataFrame(rows, columns=columns)
     curves = curves.groupby(columns[:-1], as_index=False)["value"].mean()
     low = curves.groupby("dataset")["value"].transform("min")
@@ -201,25 +221,24 @@ def best_so_far_curves(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def best_so_far_figure(curves: pd.DataFrame, metric: str) -> Figure:
     """One panel per dataset (the metric) and a last panel averaging the normalized curves
-    over datasets; one line per (method, engine)."""
+    over datasets; one line per column (method, engine[, encoding]: `column_keys`)."""
+    keys = column_keys(curves)
     datasets = sorted(curves["dataset"].unique())
     panels = len(datasets) + 1
     n_cols = min(3, panels)
     n_rows = -(-panels // n_cols)
     figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows),
                                 squeeze=False, layout="constrained")  # fmt: skip
-    pairs = sorted(curves.groupby(PAIR_KEYS).groups)
-    methods = sorted({method for method, _ in pairs})
-    colors = {method: plt.cm.tab10(i % 10) for i, method in enumerate(methods)}
-    normalized = curves.groupby([*PAIR_KEYS, "trials"], as_index=False)["normalized"].mean()
+    colors = hues(sorted(curves.groupby(keys).groups), keys)
+    normalized = curves.groupby([*keys, "trials"], as_index=False)["normalized"].mean()
     sources = [(dataset, curves[curves["dataset"] == dataset], "value", metric)
                for dataset in datasets]  # fmt: skip
     sources.append(("normalized, mean over datasets", normalized, "normalized",
                     f"normalized {metric} (0: best)"))  # fmt: skip
     for ax, (title, frame, column, label) in zip(axes.flat, sources, strict=False):
-        for (method, engine), line in frame.groupby(PAIR_KEYS):
-            ax.plot(line["trials"], line[column], engine_style(engine), color=colors[method],
-                    label=pair_label((method, engine)))  # fmt: skip
+        for key, line in frame.groupby(keys):
+            ax.plot(line["trials"], line[column], engine_style(key[1]), color=colors[key],
+                    label=column_label(key))  # fmt: skip
         ax.set_title(title)
         ax.set_xlabel("trials")
         ax.set_ylabel(label)
@@ -227,6 +246,6 @@ def best_so_far_figure(curves: pd.DataFrame, metric: str) -> Figure:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
-                  title="method / engine: test score of the best configuration so far by "
+                  title=f"{' / '.join(keys)}: test score of the best configuration so far by "
                         f"inner score, mean of {N_ORDERS} random trial orders")  # fmt: skip
     return figure

@@ -9,6 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from reports.styles import engine_style
+from reports.tables import column_keys
 
 
 def margin_cdf(margins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -24,8 +25,10 @@ def boosted_methods(margins: pd.DataFrame) -> list[str]:
 
 def margin_figure(margins: pd.DataFrame, method: str) -> Figure:
     """Cumulative distribution of the training margins of `method`, pooled over seeds: a panel
-    per dataset, a colour per round count (darker: more rounds), a line style per engine."""
+    per dataset, a colour per round count (darker: more rounds), a line style per engine, a
+    line per engine and encoding where a dataset has more than one (`column_keys`)."""
     rows = margins[margins["method"] == method]
+    line_keys = column_keys(rows)[1:]
     datasets = sorted(rows["dataset"].unique())
     n_cols = min(3, len(datasets))
     n_rows = -(-len(datasets) // n_cols)
@@ -36,11 +39,11 @@ def margin_figure(margins: pd.DataFrame, method: str) -> Figure:
         on_dataset = rows[rows["dataset"] == dataset]
         counts = sorted(on_dataset["rounds"].unique())
         shades = plt.cm.viridis(np.linspace(0.85, 0.0, len(counts)))
-        for (engine, rounds), group in on_dataset.groupby(["engine", "rounds"]):
+        for (*line, rounds), group in on_dataset.groupby([*line_keys, "rounds"]):
             x, cdf = margin_cdf(group["margin"])
-            style = engine_style(engine)
+            style = engine_style(line[0])
             color = shades[counts.index(rounds)]
-            label = f"{rounds} rounds, {engine}"
+            label = f"{rounds} rounds, {' / '.join(line)}"
             ax.step(x, cdf, where="post", linestyle=style, color=color, label=label)
         ax.axvline(0, color="grey", linewidth=0.6)
         ax.set_xlim(-1, 1)

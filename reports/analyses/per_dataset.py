@@ -1,24 +1,24 @@
-"""The table shape shared by the per-job analyses: one table per dataset, rows method / engine,
-`mean ± std` over seeds of each metric."""
+"""The table shape shared by the per-job analyses: one table per dataset, rows method / engine
+(/ encoding, `reports.tables.column_keys`), `mean ± std` over seeds of each metric."""
 
 from collections.abc import Callable
 
 import pandas as pd
 
-from reports.render import MISSING, TextTable, format_cell, pair_label, row_decimals
-from reports.tables import PAIR_KEYS
+from reports.render import MISSING, TextTable, column_label, format_cell, row_decimals
+from reports.tables import column_keys
 
 
 def cell_statistics(runs: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Mean and sample std (ddof=1) over runs of each metric per (dataset, method, engine); the
-    columns are (statistic, metric) pairs; empty if no run has any of `metrics`."""
+    """Mean and sample std (ddof=1) over runs of each metric per (dataset, method, engine[,
+    encoding]); the columns are (statistic, metric) pairs; empty if no run has any of
+    `metrics`."""
     present = [m for m in metrics if m in runs.columns and runs[m].notna().any()]
     if not present:
         return pd.DataFrame()
     logged = runs.dropna(subset=present, how="all")
-    return logged.groupby(["dataset", *PAIR_KEYS])[present].agg(["mean", "std"]).swaplevel(
-        axis=1
-    )
+    cells = ["dataset", *column_keys(logged)]
+    return logged.groupby(cells)[present].agg(["mean", "std"]).swaplevel(axis=1)
 
 
 Layout = Callable[[set[str]], tuple[dict[str, str], str]]  # metrics present -> columns, caption
@@ -27,8 +27,8 @@ Layout = Callable[[set[str]], tuple[dict[str, str], str]]  # metrics present -> 
 def dataset_tables(
     stats: pd.DataFrame, title: str, layout: Layout, bold_lowest: bool
 ) -> list[TextTable]:
-    """One TextTable per dataset: rows method / engine, `mean ± std` of each metric of
-    `layout(the metrics present)`'s columns (metric -> header), under its caption."""
+    """One TextTable per dataset: rows method / engine (/ encoding), `mean ± std` of each metric
+    of `layout(the metrics present)`'s columns (metric -> header), under its caption."""
     tables = []
     for dataset, rows in stats.groupby(level="dataset"):
         rows = rows.droplevel("dataset")
@@ -44,7 +44,8 @@ def dataset_tables(
                 ]
                 for m in metrics
             },
-            index=pd.Index([pair_label(pair) for pair in means.index], name="method / engine"),
+            index=pd.Index([column_label(row) for row in means.index],
+                           name=" / ".join(means.index.names)),
         )
         lowest = means[metrics].eq(means[metrics].min(axis=0), axis=1) & bold_lowest
         bold = pd.DataFrame(lowest.to_numpy(), index=cells.index, columns=cells.columns)
