@@ -45,13 +45,13 @@ def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
         for override in by_key.values()
     ]
     jobs = list(itertools.product(*choices))
-    print(f"composing and checking the configs of {len(jobs)} jobs", file=sys.stderr)
     return [loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
             for job in progress(jobs, "compose")]
 
 
 def progress(items: list, step: str) -> tqdm:
-    """A progress bar over the sweep's jobs on a terminal (nothing in a log file)."""
+    """A progress bar over the sweep's jobs on a terminal, cleared when done (nothing in a log
+    file, so that a bad sweep's stderr is its one error line)."""
     return tqdm(items, desc=f"{step} job configs", unit="job", disable=None, leave=False)
 
 

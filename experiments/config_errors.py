@@ -11,8 +11,9 @@ from hydra.errors import HydraException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from experiments.configs import EvalKind, group_options
+from experiments.configs import EvalKind, UncachedPolicy, group_options
 from experiments.datasets import load_dataset
+from experiments.studies import StudyError
 from experiments.suite_cache import is_cached, not_cached_message
 from experiments.tuning.search import TUNE_METRICS
 from experiments.tuning.space import space_errors
@@ -45,8 +46,7 @@ def exit_if_invalid(cfg: DictConfig) -> None:
     problem = suite_dataset_error(cfg)
     if problem:
         exit_with(problem)
-    job = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])
-    missing = sorted(OmegaConf.missing_keys(job))
+    missing = sorted(missing_keys(cfg))
     if missing:
         settings = " ".join(f"{key}=..." for key in missing)
         exit_with(f"missing value for {', '.join(missing)}; set {settings}")
@@ -58,9 +58,24 @@ def exit_if_invalid(cfg: DictConfig) -> None:
         exit_with(errors[0])
 
 
+def missing_keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
+    """The full keys of the mandatory values (???) left unset, Hydra's node aside; unlike
+    OmegaConf.missing_keys, an interpolation of one (dataset.name: ${file_stem:${.path}}) is
+    not resolved, so the unset value itself is named."""
+    for key in node:
+        if not prefix and key == "hydra":
+            continue
+        full_key = f"{prefix}{key}"
+        if OmegaConf.is_missing(node, key):
+            yield full_key
+        elif isinstance(node._get_node(key), DictConfig):
+            yield from missing_keys(node[key], f"{full_key}.")
+
+
 def suite_dataset_error(cfg: DictConfig) -> str | None:
     """For a suite's dataset (dataset=suite): no suite chosen, a name the suite lacks, or a
-    dataset missing from the offline cache (the line names it, its OpenML id and `make data`)."""
+    dataset missing from the offline cache, unless suite.uncached=skip (the line names it, its
+    OpenML id and `make data`)."""
     dataset = cfg.dataset
     if dataset.get("loader") != "suite":
         return None
@@ -71,10 +86,52 @@ def suite_dataset_error(cfg: DictConfig) -> str | None:
         name = "???" if OmegaConf.is_missing(dataset, "name") else dataset.name
         return (f"unknown dataset.name '{name}' of suite {suite.name}; choose one of: "
                 f"{', '.join(suite.datasets)}")
-    if not is_cached(suite.name, dataset.name, dataset.cache):
-        return not_cached_message(suite.name, dataset.name, suite.datasets[dataset.name].data_id,
-                                  dataset.cache)  # fmt: skip
+    if suite.uncached is UncachedPolicy.fail and not is_cached(suite.name, dataset.name,
+                                                               dataset.cache):  # fmt: skip
+        missing = {dataset.name: suite.datasets[dataset.name].data_id}
+        return f"{not_cached_message(suite.name, missing, dataset.cache)}{SKIP_HINT}"
     return None
+
+
+SKIP_HINT = ", or run the cached ones with suite.uncached=skip"
+
+
+def uncached_datasets(jobs: list[DictConfig]) -> dict[tuple[str, str | None], dict[str, int]]:
+    """(suite, cache) -> {name: OpenML id} of the jobs' suite datasets missing from the cache."""
+    missing: dict[tuple[str, str | None], dict[str, int]] = {}
+    for job in jobs:
+        dataset, suite = job.dataset, job.suite
+        if (dataset.get("loader") == "suite" and not OmegaConf.is_missing(dataset, "name")
+                and dataset.name in suite.datasets
+                and not is_cached(suite.name, dataset.name, dataset.cache)):  # fmt: skip
+            found = missing.setdefault((suite.name, dataset.cache), {})
+            found[dataset.name] = suite.datasets[dataset.name].data_id
+    return missing
+
+
+def uncached_skip_reason(cfg: DictConfig) -> str | None:
+    """Why a job is skipped: its suite dataset is missing from the cache and suite.uncached=skip
+    (the line names the dataset and `make data`); None otherwise."""
+    if cfg.dataset.get("loader") != "suite" or cfg.suite.uncached is not UncachedPolicy.skip:
+        return None
+    missing = uncached_datasets([cfg])
+    return next((not_cached_message(suite, names, cache)
+                 for (suite, cache), names in missing.items()), None)  # fmt: skip
+
+
+def exit_if_uncached(jobs: list[DictConfig]) -> None:
+    """Before a sweep: every suite dataset missing from the cache named in one line, with the
+    command that fetches them; the sweep stops there (suite.uncached=fail), or runs and logs
+    their jobs as skipped (suite.uncached=skip)."""
+    missing = uncached_datasets(jobs)
+    lines = [not_cached_message(suite, names, cache) for (suite, cache), names in missing.items()]
+    if not lines:
+        return
+    if all(job.suite.uncached is UncachedPolicy.skip for job in jobs):
+        print(f"warning: {'; '.join(lines)}; their jobs are logged as skipped "
+              "(suite.uncached=skip)", file=sys.stderr)  # fmt: skip
+        return
+    exit_with(f"{'; '.join(lines)}{SKIP_HINT}")
 
 
 def table_error(dataset: DictConfig) -> str | None:
@@ -86,7 +143,9 @@ def table_error(dataset: DictConfig) -> str | None:
     try:
         load_dataset(dataset)
     except (OSError, ValueError) as error:
-        return f"dataset {dataset.name}: {error}" if dataset.name not in str(error) else str(error)
+        message, name = str(error), f"dataset {dataset.name}"
+        named = message.startswith(name) or f"{name} (" in message
+        return message if named else f"{name}: {message}"
     return None
 
 
@@ -135,6 +194,9 @@ def describe_config_error(error: Exception) -> str:
         group, _, option = error.missing_cfg_file.rpartition("/")
         options = group_options(group) or list(error.options or [])
         return f"unknown {group} '{option}'; choose one of: {', '.join(options)}"
+    study_error = next((link for link in causes(error) if isinstance(link, StudyError)), None)
+    if study_error is not None:
+        return str(study_error)  # raised by a resolver: the study file and its fault
     cause = error.__cause__ if isinstance(error.__cause__, OmegaConfBaseException) else error
     if isinstance(cause, OmegaConfBaseException) and cause.full_key:
         schema = cause.object_type
@@ -142,6 +204,16 @@ def describe_config_error(error: Exception) -> str:
             return unknown_key_message(cause.full_key, [key.name for key in fields(schema)])
         return f"{cause.full_key}: {cause.msg.splitlines()[0]}"
     return str(error).strip().splitlines()[0]
+
+
+def causes(error: BaseException) -> Iterator[BaseException]:
+    """The error and the chain of its causes and contexts (an interpolation's resolver error
+    sits a few links down)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__
 
 
 @contextmanager

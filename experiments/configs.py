@@ -13,6 +13,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig, OmegaConf
 
 from experiments.paths import CONF_DIR
+from experiments.studies import register_study_resolvers
 
 
 class Task(Enum):
@@ -141,13 +142,20 @@ class CategoricalEncoding(Enum):
     native = "native"
 
 
+class DecimalMark(Enum):
+    """The decimal mark of a CSV file's numbers (dataset.decimal=comma for 1,5)."""
+
+    point = "."
+    comma = ","
+
+
 @dataclass
 class TableConfig(DatasetConfig):
     """A local CSV or Parquet file (experiments.table_files): `name` names it in runs and
     reports (default: the file's stem); `target` is the label column; the task is the user's to
     state (dataset.task=binary|multiclass|regression); `categorical`: how non-numeric features
-    are encoded; `sep` (None: sniffed among , ; tab |) and `decimal` read a CSV file; `drop`:
-    columns left out (an ID, a leak)."""
+    are encoded; `sep` (None: sniffed among , ; tab |) and `decimal` (point, comma) read a CSV
+    file; `drop`: columns left out (an ID, a leak)."""
 
     name: str = "${file_stem:${.path}}"
     loader: str = "csv"
@@ -155,7 +163,7 @@ class TableConfig(DatasetConfig):
     target: str = MISSING
     categorical: CategoricalEncoding = CategoricalEncoding.ordinal
     sep: str | None = None
-    decimal: str = "."
+    decimal: DecimalMark = DecimalMark.point
     drop: list[str] = field(default_factory=list)
 
 
@@ -199,16 +207,26 @@ class SuiteEntry:
     task: Task = MISSING
 
 
+class UncachedPolicy(Enum):
+    """What a suite sweep does with datasets missing from the offline cache: stop before any run,
+    naming them all (fail), or run the cached ones and log each missing one as a skipped job."""
+
+    fail = "fail"
+    skip = "skip"
+
+
 @dataclass
 class SuiteConfig:
     """A benchmark suite: its name, OpenML suite or study id, the preprocessing its paper states
-    (max_train_rows), and its datasets by key (conf/suite/<name>.yaml; `none`: no suite)."""
+    (max_train_rows), its datasets by key (conf/suite/<name>.yaml; `none`: no suite), and what
+    to do with the datasets missing from the cache (`uncached`: fail | skip)."""
 
     name: str = "none"
     openml_suite: int | None = None
     openml_study: int | None = None
     preprocessing: dict[str, Any] = field(default_factory=dict)
     datasets: dict[str, SuiteEntry] = field(default_factory=dict)
+    uncached: UncachedPolicy = UncachedPolicy.fail
 
 
 @dataclass
@@ -453,6 +471,7 @@ class Config:
     tune: TuneConfig = MISSING
     search_space: SearchSpaceConfig = field(default_factory=SearchSpaceConfig)
     suite: SuiteConfig = MISSING
+    study: str | None = None  # a study file of one's own tables (experiments.studies)
     seed: int = 0
     eval: EvalConfig = field(default_factory=EvalConfig)
     mlflow: MlflowConfig = field(default_factory=MlflowConfig)
@@ -496,11 +515,13 @@ SCHEMAS: dict[str, dict[str, type]] = {
 def register_configs() -> None:
     """Store the schema nodes that conf/config.yaml and the group yamls extend, and the resolvers
     ${suite_datasets:} (the suite's dataset keys, comma-separated: a sweep over them) and
-    ${file_stem:PATH} (a file's name without its suffix: a table's default dataset.name)."""
+    ${file_stem:PATH} (a file's name without its suffix: a table's default dataset.name), and
+    those of a study file (experiments.studies)."""
     OmegaConf.register_new_resolver(
         "suite_datasets", lambda *, _root_: ",".join(_root_.suite.datasets), replace=True
     )
     OmegaConf.register_new_resolver("file_stem", lambda path: Path(path).stem, replace=True)
+    register_study_resolvers()
     store = ConfigStore.instance()
     store.store(name="config_schema", node=Config)
     for group, nodes in SCHEMAS.items():

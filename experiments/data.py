@@ -4,9 +4,10 @@ python -m experiments.data fetch grinsztajn_clf_num [--cache DIR]
 python -m experiments.data verify grinsztajn_clf_num [--cache DIR]
 
 `fetch` downloads each dataset of conf/suite/<suite>.yaml (or a suite yaml file given by path)
-from OpenML with scikit-learn's fetch_openml, on a machine with internet, and writes it into the
-cache (experiments.suite_cache) with a progress bar; `verify` reads every cached file against
-its checksum. Both exit non-zero when a dataset is missing or wrong, naming it."""
+from OpenML as OpenML serves it (experiments.openml), on a machine with internet, and writes it
+into the cache (experiments.suite_cache) with a progress bar: it fetches what it can and names
+each dataset it cannot fetch in one line; `verify` reads every cached file against its checksum.
+Both exit non-zero when a dataset is missing or wrong, naming it."""
 
 import argparse
 import sys
@@ -14,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
-from sklearn.datasets import fetch_openml
 from tqdm import tqdm
 
 from experiments.configs import SuiteConfig
+from experiments.openml import fetch_frame
 from experiments.paths import CONF_DIR
 from experiments.suite_cache import NotCached, cache_root, read_dataset, write_dataset
 
@@ -38,16 +39,22 @@ def fetch_suite(suite: DictConfig, cache: str | None) -> list[str]:
     with tempfile.TemporaryDirectory() as download:
         for name, entry in tqdm(suite.datasets.items(), desc=f"fetch {suite.name}", unit="dataset"):
             try:
-                bunch = fetch_openml(data_id=entry.data_id, data_home=download, as_frame=True,
-                                     target_column=None)  # fmt: skip
-                target = entry.target or bunch.details.get("default_target_attribute")
-                write_dataset(bunch.frame, name, suite.name, entry.data_id,
-                              int(bunch.details.get("version", 0)) or None, target,
+                frame, details = fetch_frame(entry.data_id, download)
+                target = entry.target or details.get("default_target_attribute")
+                write_dataset(frame, name, suite.name, entry.data_id,
+                              int(details.get("version", 0)) or None, target,
                               entry.task.value, cache)  # fmt: skip
             except Exception as error:  # noqa: BLE001 - one line per dataset, then the next
-                failures.append(f"{name} (OpenML {entry.data_id}): {type(error).__name__}: "
-                                f"{error}")  # fmt: skip
+                failures.append(f"{name}: {failure_line(entry.data_id, error)}")
     return failures
+
+
+def failure_line(data_id: int, error: Exception) -> str:
+    """The first line of an error, naming OpenML dataset `data_id` unless it already does."""
+    line = (str(error).strip().splitlines() or [""])[0]
+    if line.startswith(f"OpenML dataset {data_id} "):
+        return line
+    return f"OpenML dataset {data_id}: {type(error).__name__}: {line}"
 
 
 def verify_suite(suite: DictConfig, cache: str | None) -> list[str]:

@@ -18,6 +18,7 @@ from scipy import stats
 from sklearn import datasets
 
 from experiments.configs import DecimalMark, Task
+from experiments.openml import fetch_frame
 from experiments.suite_cache import openml_home, read_dataset, read_metadata
 from experiments.table_files import DataWarning, data_sha256, read_table, table_file
 
@@ -99,22 +100,14 @@ def load_table(name: str, path: str, target: str, categorical: str = "ordinal",
 
 def load_openml(name: str, data_id: int, target: str | None, data_home: str | None,
                 categorical: str = "ordinal") -> Table:
-    """OpenML dataset `data_id`, downloaded once into the cache `data_home` (else env
-    ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml); `target` defaults to the
-    dataset's default target."""
-    home = openml_home(data_home)
-    try:
-        bunch = datasets.fetch_openml(
-            data_id=data_id, data_home=home, as_frame=True, target_column=None
-        )
-    except OSError as error:  # URLError, TimeoutError: offline and not in the cache
-        raise OSError(
-            f"OpenML dataset {data_id} is not in the cache {home} and cannot be downloaded: {error}"
-        ) from error
-    target = target or bunch.details.get("default_target_attribute")
+    """OpenML dataset `data_id` as OpenML serves it (experiments.openml), downloaded once into
+    the cache `data_home` (else env ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml);
+    `target` defaults to the dataset's default target."""
+    frame, details = fetch_frame(data_id, openml_home(data_home))
+    target = target or details.get("default_target_attribute")
     if not target:
         raise ValueError(f"OpenML dataset {data_id} has no default target; set dataset.target")
-    return frame_to_xy(bunch.frame, target, f"OpenML dataset {data_id}", categorical)
+    return frame_to_xy(frame, target, f"OpenML dataset {data_id}", categorical)
 
 
 def load_suite_dataset(
@@ -193,8 +186,10 @@ def _load(params: tuple[tuple[str, object], ...], stamp: tuple[int, int] | None)
         warnings.simplefilter("always", DataWarning)
         table = Table(*LOADERS[loader](**kwargs))
     for caught_warning in caught:  # shown once (the load is cached), kept for the run's tags
+        data = issubclass(caught_warning.category, DataWarning)  # one line: no source line
         warnings.warn_explicit(caught_warning.message, caught_warning.category,
-                               caught_warning.filename, caught_warning.lineno)
+                               f"dataset {name}" if data else caught_warning.filename,
+                               0 if data else caught_warning.lineno)
     repairs = tuple(str(w.message) for w in caught if issubclass(w.category, DataWarning))
     table = table._replace(repairs=repairs)
     y = encode_target(name, task, table.y)

@@ -20,7 +20,12 @@ from threadpoolctl import threadpool_limits
 from ensembles import warm
 from experiments import tracking
 from experiments.analyses.bias_variance import evaluate_bias_variance
-from experiments.config_errors import exit_if_invalid, one_line_config_errors
+from experiments.config_errors import (
+    causes,
+    exit_if_invalid,
+    one_line_config_errors,
+    uncached_skip_reason,
+)
 from experiments.configs import EvalKind, register_configs
 from experiments.datasets import describe_dataset, load_dataset, suite_dataset_megabytes
 from experiments.engines import SkippedJob, build, build_estimator, check_takes_missing_values
@@ -51,6 +56,7 @@ def run_job(cfg: DictConfig) -> str:
             reset_peak_rss()
             tracking.log_job(cfg)
             task = cfg.dataset.task
+            check_cached(cfg)
             check_fits_in_memory(cfg.dataset)
             X, y = load_dataset(cfg.dataset)
             tracking.log_dataset(cfg.dataset, X, y, describe_dataset(cfg.dataset, X, y))
@@ -113,13 +119,15 @@ def user_interrupt(error: BaseException) -> KeyboardInterrupt | None:
     SystemError("... returned a result with an exception set"), with the interrupt as its cause
     or, when it came while the error was handled, as its context (a clean-clone CI run met a
     SystemError whose cause was not the interrupt): the job was interrupted, not failed."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, KeyboardInterrupt):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
+    return next((link for link in causes(error) if isinstance(link, KeyboardInterrupt)), None)
+
+
+def check_cached(cfg: DictConfig) -> None:
+    """SkippedJob for a suite's dataset missing from the cache under suite.uncached=skip (under
+    fail, the config check stops before any run)."""
+    reason = uncached_skip_reason(cfg)
+    if reason is not None:
+        raise SkippedJob(reason)
 
 
 def check_fits_in_memory(dataset: DictConfig) -> None:

@@ -96,22 +96,26 @@ def read_metadata(suite: str, name: str, cache: str | None = None) -> DatasetMet
     """The cached metadata of a dataset; NotCached naming the dataset, its id and the command."""
     _, meta = dataset_paths(suite, name, cache)
     if not meta.exists():
-        raise NotCached(not_cached_message(suite, name, None, cache))
+        raise NotCached(not_cached_message(suite, {name: None}, cache))
     return DatasetMetadata(**json.loads(meta.read_text()))
 
 
-def not_cached_message(suite: str, name: str, data_id: int | None, cache: str | None) -> str:
-    """One line: which dataset is missing from which cache, and the command that fetches it."""
-    source = f" (OpenML {data_id})" if data_id is not None else ""
-    return (f"dataset {name}{source} of suite {suite} is not in the cache {cache_root(cache)}; "
-            f"on a machine with internet run: make data SUITE={suite}")
+def not_cached_message(suite: str, missing: dict[str, int | None], cache: str | None) -> str:
+    """One line: which datasets (name -> OpenML id, if known) are missing from which cache, and
+    the command that fetches them."""
+    names = ", ".join(f"{name} (OpenML {data_id})" if data_id is not None else name
+                      for name, data_id in missing.items())  # fmt: skip
+    subject = f"dataset {names} of suite {suite} is" if len(missing) == 1 else (
+        f"datasets {names} of suite {suite} are")
+    return (f"{subject} not in the cache {cache_root(cache)}; on a machine with internet run: "
+            f"make data SUITE={suite}")
 
 
 def read_dataset(suite: str, name: str, data_id: int, cache: str | None = None) -> tuple[
         pd.DataFrame, DatasetMetadata]:
     """The cached frame and metadata of a dataset, checked against the metadata's sha256."""
     if not is_cached(suite, name, cache):
-        raise NotCached(not_cached_message(suite, name, data_id, cache))
+        raise NotCached(not_cached_message(suite, {name: data_id}, cache))
     parquet, meta = dataset_paths(suite, name, cache)
     metadata = DatasetMetadata(**json.loads(meta.read_text()))
     if file_sha256(parquet) != metadata.sha256:

@@ -1,15 +1,21 @@
 """Fixtures: composed job configs, the command line, and throwaway MLflow stores (the repo's own
 store is never touched)."""
 
+import email.message
 import os
 import re
 import socket
 import subprocess
 import sys
+from importlib import resources
+from io import BytesIO
 from pathlib import Path
+from urllib.error import URLError
+from urllib.response import addinfourl
 
 import mlflow
 import pytest
+import sklearn.datasets._openml as sklearn_openml
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
@@ -89,3 +95,42 @@ def cli(tmp_path: Path):
 def cli_runs(tmp_path: Path):
     """cli_runs(experiment_name) -> every run that `cli` logged in that experiment."""
     return lambda name: search_runs(f"sqlite:///{tmp_path / 'mlflow.db'}", name)
+
+
+RECORDED = Path(str(resources.files("sklearn.datasets.tests.data.openml")))
+ROUTES = (  # OpenML URL path -> the recorded file's name (scikit-learn's abbreviations)
+    (r"api/v1/json/data/features/(\d+)$", "api-v1-jdf-{}.json.gz"),
+    (r"api/v1/json/data/qualities/(\d+)$", "api-v1-jdq-{}.json.gz"),
+    (r"api/v1/json/data/(\d+)$", "api-v1-jd-{}.json.gz"),
+    (r"data/v1/download/(\d+)/", "data-v1-dl-{}.arff.gz"),
+)
+
+
+def recorded_file(url: str) -> Path | None:
+    """The recorded response to an OpenML URL, if scikit-learn ships one."""
+    path = url.split("openml.org/", 1)[1]
+    for pattern, name in ROUTES:
+        match = re.match(pattern, path)
+        if match:
+            return next(RECORDED.glob(f"id_*/{name.format(match.group(1))}"), None)
+    return None
+
+
+@pytest.fixture
+def recorded_openml(monkeypatch) -> list[str]:
+    """fetch_openml's urlopen answers with the recorded gzipped responses (Content-Encoding:
+    gzip, as openml.org answers) and is offline for anything else; returns the requested URLs."""
+    requested = []
+
+    def urlopen(request, *args, **kwargs):
+        url = request.get_full_url()
+        requested.append(url)
+        file = recorded_file(url)
+        if file is None:
+            raise URLError(OSError(-2, "Name or service not known"))
+        headers = email.message.Message()
+        headers["Content-Encoding"] = "gzip"
+        return addinfourl(BytesIO(file.read_bytes()), headers, url, 200)
+
+    monkeypatch.setattr(sklearn_openml, "urlopen", urlopen)
+    return requested

@@ -20,7 +20,8 @@ def compose_config(*overrides: str):
         return compose("config", overrides=list(overrides))
 
 
-SWEEP_CHOICES = {"suite": ["suite=grinsztajn_clf_cat"]}  # a preset that needs a choice
+STUDY = CONF_DIR.parent / "tests" / "experiments" / "data" / "study" / "study.yaml"
+SWEEP_CHOICES = {"suite": ["suite=grinsztajn_clf_cat"], "study": [f"study={STUDY}"]}
 
 
 def compose_sweep(name: str) -> tuple:
@@ -41,7 +42,10 @@ def test_the_contract_groups_have_options():
     assert "default" in group_options("sweep")
 
 
-NAMED_BY_MEMBER = {("dataset", "suite")}  # a suite's dataset is named by its suite key
+# named by their suite or study key, their file or their OpenML id: test_own_tables.py,
+# test_studies.py, test_datasets.py
+NAMED_BY_MEMBER = {("dataset", "suite"), ("dataset", "study"), ("dataset", "csv"),
+                   ("dataset", "openml")}
 
 
 @pytest.mark.parametrize(("group", "option"),
@@ -71,7 +75,9 @@ N_JOBS = {
     "tuned": 2 * 4 * 4 * 2 * 3,  # datasets x methods x engines x (default, tpe) x seeds
     "tunability": 2 * 2 * 3,  # datasets x methods x seeds
     "suite": 7 * 2 * 4 * 3,  # grinsztajn_clf_cat's datasets x methods x engines x seeds
+    "study": 2 * 2 * 4 * 3,  # the test study's files x methods x engines x seeds
 }
+EXPERIMENTS = {"study": "own_tables"}  # the study file names its experiment
 
 
 SLOW_SWEEPS = {"parity"}  # 432 jobs, each composed: about a minute
@@ -87,7 +93,8 @@ SLOW_SWEEPS = {"parity"}  # 432 jobs, each composed: about a minute
 def test_every_sweep_preset_is_a_multirun_whose_jobs_compose(sweep):
     cfg, jobs = compose_sweep(sweep)
     assert cfg.hydra.mode == RunMode.MULTIRUN
-    assert cfg.mlflow.experiment_name == (cfg.suite.name if sweep == "suite" else sweep)
+    expected = cfg.suite.name if sweep == "suite" else EXPERIMENTS.get(sweep, sweep)
+    assert cfg.mlflow.experiment_name == expected
     assert len(jobs) == N_JOBS[sweep]
 
 

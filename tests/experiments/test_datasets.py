@@ -7,16 +7,16 @@ from urllib.error import URLError
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn.datasets._openml as sklearn_openml
 from scipy.special import erf
-from sklearn import datasets as sklearn_datasets
 from sklearn.datasets import (
     make_classification,
     make_friedman1,
     make_hastie_10_2,
     make_regression,
 )
-from sklearn.utils import Bunch
 
+import experiments.datasets
 from experiments.configs import Task, group_options
 from experiments.datasets import load_dataset, load_openml
 from experiments.run import run_job
@@ -78,19 +78,19 @@ def table(tmp_path):
 
 @pytest.fixture
 def fake_openml(monkeypatch):
-    """fetch_openml replaced by one that serves mixed_frame() (default target `label`) and
-    records the calls."""
+    """experiments.openml's fetch_frame replaced by one that serves mixed_frame() (default
+    target `label`) and records the calls."""
     calls = []
 
-    def fetch_openml(**kwargs):
-        calls.append(kwargs)
-        return Bunch(frame=mixed_frame(), details={"default_target_attribute": "label"})
+    def fetch_frame(data_id, data_home):
+        calls.append({"data_id": data_id, "data_home": data_home})
+        return mixed_frame(), {"default_target_attribute": "label"}
 
-    monkeypatch.setattr(sklearn_datasets, "fetch_openml", fetch_openml)
+    monkeypatch.setattr(experiments.datasets, "fetch_frame", fetch_frame)
     return calls
 
 
-LOADED_ELSEWHERE = {"suite"}  # needs a suite and a cache: tests/experiments/test_suites.py
+LOADED_ELSEWHERE = {"suite", "study"}  # test_suites.py, test_studies.py
 
 
 def test_every_dataset_option_is_checked_here():
@@ -304,10 +304,11 @@ def test_openml_cache_defaults_to_the_environment(fake_openml, monkeypatch, tmp_
 
 
 def test_openml_offline_and_not_cached_fails_with_one_line(monkeypatch, tmp_path):
-    def offline(**kwargs):
+    def offline(*args, **kwargs):
         raise URLError(OSError(-2, "Name or service not known"))
 
-    monkeypatch.setattr(sklearn_datasets, "fetch_openml", offline)
+    monkeypatch.setattr(sklearn_openml, "urlopen", offline)
+    monkeypatch.setattr(sklearn_openml.time, "sleep", lambda seconds: None)  # its 3 retries
     with pytest.raises(OSError) as error:
         load_openml("iris", data_id=61, target=None, data_home=str(tmp_path))
     assert str(error.value) == (

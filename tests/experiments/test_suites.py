@@ -1,14 +1,15 @@
 """A benchmark suite end to end, offline: a fake suite of two datasets (categorical and missing
 values) written into a temporary cache by the test, swept, stored in MLflow and reported with
-its datasets table; an uncached dataset stops the sweep with one line before any run; `fetch`
-writes what OpenML answers into the cache and `verify` finds a damaged file."""
+its datasets table; uncached datasets stop the sweep with one line naming them all before any
+run, or (suite.uncached=skip) are skipped jobs; `fetch` writes what OpenML answers into the
+cache (tests/experiments/test_openml.py: against recorded OpenML responses) and `verify` finds
+a damaged file."""
 
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.utils import Bunch
 
 from experiments import data
 from experiments.suite_cache import dataset_paths, read_dataset, write_dataset
@@ -52,9 +53,10 @@ def fake_suite(tmp_path, monkeypatch):
     return [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "+sweep=suite", "suite=fake"]
 
 
-def fill_cache(cache) -> None:
+def fill_cache(cache, names=("toy_clf", "toy_reg")) -> None:
     for index, (name, (frame, target, task)) in enumerate(toy_frames().items()):
-        write_dataset(frame, name, "fake", 90001 + index, 1, target, task, str(cache))
+        if name in names:
+            write_dataset(frame, name, "fake", 90001 + index, 1, target, task, str(cache))
 
 
 @pytest.mark.slow
@@ -78,14 +80,39 @@ def test_a_suite_sweep_runs_offline_from_the_cache_into_mlflow_and_the_report(
     assert "| toy_reg" in table and (tmp_path / "out" / "datasets.tex").exists()
 
 
-def test_an_uncached_dataset_stops_the_sweep_with_one_line_before_any_run(cli, fake_suite,
-                                                                         tmp_path):
+def test_uncached_datasets_stop_the_sweep_with_one_line_naming_them_all_before_any_run(
+        cli, fake_suite, tmp_path):
     result = cli(*fake_suite, "method=gbt", "engine=inhouse", "seed=0")
     assert result.returncode != 0
-    assert result.stderr.strip().splitlines() == [
-        f"error: dataset toy_clf (OpenML 90001) of suite fake is not in the cache "
-        f"{tmp_path / 'openml' / 'suites'}; on a machine with internet run: make data SUITE=fake"]
+    assert [line for line in result.stderr.splitlines() if "error" in line] == [
+        f"error: datasets toy_clf (OpenML 90001), toy_reg (OpenML 90002) of suite fake are not "
+        f"in the cache {tmp_path / 'openml' / 'suites'}; on a machine with internet run: make "
+        "data SUITE=fake, or run the cached ones with suite.uncached=skip"]
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def test_with_uncached_skip_the_sweep_runs_the_cached_datasets_and_skips_the_others(
+        cli, cli_runs, fake_suite, tmp_path):
+    """toy_reg not in the cache: its job is a skipped run naming `make data`, toy_clf's runs;
+    once toy_reg is fetched, the same sweep (resume) runs it."""
+    cache = tmp_path / "openml" / "suites"
+    fill_cache(cache, names=("toy_clf",))
+    sweep = (*fake_suite, "suite.uncached=skip", "method=random_forest", "engine=sklearn",
+             "seed=0", "method.n_estimators=5")  # fmt: skip
+    result = cli(*sweep)
+    assert result.returncode == 0, result.stderr
+    missing = (f"dataset toy_reg (OpenML 90002) of suite fake is not in the cache {cache}; on a "
+               "machine with internet run: make data SUITE=fake")  # fmt: skip
+    assert [line for line in result.stderr.splitlines() if line.startswith("warning:")] == [
+        f"warning: {missing}; their jobs are logged as skipped (suite.uncached=skip)"]
+    runs = {run.data.tags["dataset"]: run.data.tags for run in cli_runs("fake")}
+    assert runs["toy_clf"]["status"] == "ok"
+    assert (runs["toy_reg"]["status"], runs["toy_reg"]["skip_reason"]) == ("skipped", missing)
+    fill_cache(cache, names=("toy_reg",))
+    assert cli(*sweep).returncode == 0
+    statuses = sorted((run.data.tags["dataset"], run.data.tags["status"])
+                      for run in cli_runs("fake"))  # fmt: skip
+    assert statuses == [("toy_clf", "ok"), ("toy_reg", "ok"), ("toy_reg", "skipped")]
 
 
 def test_a_name_the_suite_lacks_is_refused(cli, fake_suite):
@@ -101,12 +128,11 @@ def test_fetch_writes_what_openml_answers_and_verify_finds_a_damaged_file(tmp_pa
     suite_file.write_text(SUITE_YAML)
     frames = toy_frames()
 
-    def fetch_openml(data_id, data_home, as_frame, target_column):
+    def fetch_frame(data_id, data_home):
         name = "toy_clf" if data_id == 90001 else "toy_reg"
-        return Bunch(frame=frames[name][0], details={"version": "3",
-                                                     "default_target_attribute": "unused"})
+        return frames[name][0], {"version": "3", "default_target_attribute": "unused"}
 
-    monkeypatch.setattr(data, "fetch_openml", fetch_openml)
+    monkeypatch.setattr(data, "fetch_frame", fetch_frame)
     cache = str(tmp_path / "cache")
     assert data.main(["fetch", str(suite_file), "--cache", cache]) == 0
     frame, metadata = read_dataset("fake", "toy_clf", 90001, cache)
