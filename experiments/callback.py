@@ -1,12 +1,12 @@
 """The lab's Hydra callback: before a sweep, check every job's config and create the store
 once; after a sweep or a single job, exit non-zero when a job failed."""
 
-import itertools
 import os
 import sys
 import time
 from typing import Any
 
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.utils import JobReturn
@@ -26,27 +26,33 @@ from experiments.config_errors import (
 from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
 from experiments.tracking import SWEEP_RUN_ENV, open_experiment
 
+COMPOSED: dict[tuple[str, ...], DictConfig] = {}  # the sweep's job configs, by their overrides
+
 
 def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
-    """The composed config of every job of a basic sweep (the cartesian product of its sweep
-    overrides; a command-line override replaces the preset's sweep of the same key, as in
-    Hydra's BasicSweeper): a sweep with a job that does not compose fails here, before anything
-    is written."""
+    """The composed config of every job of a basic sweep, in the sweeper's order."""
+    return list(sweep_jobs(config).values())
+
+
+def sweep_jobs(config: DictConfig) -> dict[tuple[str, ...], DictConfig]:
+    """Each job's overrides -> its composed config, split as Hydra's BasicSweeper splits the
+    sweep (the cartesian product of its sweep overrides; a command-line override replaces the
+    preset's sweep of the same key): a sweep with a job that does not compose fails here,
+    before anything is written."""
     loader = GlobalHydra.instance().config_loader()
     params = config.hydra.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
     arguments += list(config.hydra.overrides.task)
     overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
-    by_key = {override.get_key_element(): override for override in overrides}
-    choices = [
-        [f"{override.get_key_element()}={value}" for value in override.sweep_string_iterator()]
-        if override.is_sweep_override()
-        else [override.input_line]
-        for override in by_key.values()
-    ]
-    jobs = list(itertools.product(*choices))
-    return [loader.load_sweep_config(master_config=config, sweep_overrides=list(job))
-            for job in progress(jobs, "compose")]
+    [jobs] = BasicSweeper.split_arguments(overrides, None)
+    return {tuple(job): loader.load_sweep_config(master_config=config, sweep_overrides=job)
+            for job in progress(jobs, "compose")}
+
+
+def take_composed(overrides: list[str]) -> DictConfig | None:
+    """The config the sweep's check composed for these overrides, handed out once (the lab's
+    sweeper gives it to the launcher instead of composing the job again)."""
+    return COMPOSED.pop(tuple(overrides), None)
 
 
 def progress(items: list, step: str) -> tqdm:
@@ -62,12 +68,14 @@ class LabCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         try:
-            jobs = sweep_job_configs(config)
+            composed = sweep_jobs(config)
         except (HydraException, OmegaConfBaseException) as error:
             exit_with(describe_config_error(error))  # one line, before anything is written
+        jobs = list(composed.values())
         exit_if_uncached(jobs)  # every dataset missing from the cache in one line
         for job in progress(jobs, "check"):
             exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
+        COMPOSED.update(composed)
         self.n_jobs = len(jobs)
         self.start = time.monotonic()
         self.experiment_id = open_experiment(config.mlflow)

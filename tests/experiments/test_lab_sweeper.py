@@ -5,6 +5,7 @@ import pickle
 
 from omegaconf import OmegaConf
 
+from experiments import callback
 from hydra_plugins.lab_sweeper.lab_sweeper import BatchComposingLoader
 
 
@@ -42,3 +43,16 @@ def test_pickled_for_another_process_it_is_the_loader_itself():
     assert isinstance(copy, CountingLoader) and copy.calls == 1
     assert copy.load_sweep_config(OmegaConf.create(), ["seed=3"]).overrides == ["seed=3"]
     assert copy.calls == 2  # composed there
+
+
+def test_a_job_the_sweeps_check_composed_is_not_composed_again(monkeypatch):
+    """The lab's callback composes every job to check the sweep (experiments.callback); the
+    sweeper takes those configs instead of composing them a second time."""
+    checked = OmegaConf.create({"overrides": ["seed=0"], "checked": True})
+    monkeypatch.setitem(callback.COMPOSED, ("seed=0",), checked)
+    inner = CountingLoader()
+    loader = BatchComposingLoader(inner)
+    loader.compose_batch(OmegaConf.create(), [["seed=0"], ["seed=1"]])
+    assert inner.calls == 1  # only seed=1, which the check did not compose
+    assert loader.load_sweep_config(OmegaConf.create(), ["seed=0"]) is checked
+    assert ("seed=0",) not in callback.COMPOSED  # handed out once
