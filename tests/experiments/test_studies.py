@@ -11,6 +11,9 @@ from experiments.callback import sweep_job_configs
 from experiments.config_errors import describe_config_error
 from experiments.paths import CONF_DIR
 from experiments.run import run_job
+from reports.build import build_report
+from reports.runs import load_runs, load_split_values, open_experiment
+from reports.tables import ok_runs, summarize
 
 STUDY = Path(__file__).parent / "data" / "study" / "study.yaml"
 
@@ -70,3 +73,33 @@ def test_a_study_sweep_without_a_study_file_says_how_to_name_one():
     with pytest.raises(Exception) as error:
         compose_study(Path("/nowhere/study.yaml"))
     assert describe_config_error(error.value) == "no study file /nowhere/study.yaml"
+
+
+def test_two_files_two_encodings_two_engines_report_a_row_per_file_encodings_apart(
+        compose_job, store_uri, runs_of, tmp_path):
+    """The study's two real tables x ordinal, native x inhouse, xgboost, swept into one
+    experiment: the report has a row per file and a column per (method, engine, encoding),
+    each cell the error of its own run (never two files or two encodings averaged)."""
+    errors = {}
+    for name in ("penguins", "titanic"):
+        for encoding in ("ordinal", "native"):
+            for engine in ("inhouse", "xgboost"):
+                job = compose_job("dataset=study", f"study={STUDY}", f"dataset.name={name}",
+                                  f"dataset.categorical={encoding}", f"engine={engine}",
+                                  "method=gbt", "method.n_estimators=10", "eval.curve_every=0")
+                assert run_job(job) == "ok"
+                errors[name, engine, encoding] = next(
+                    run.data.metrics["test_error"] for run in runs_of(job)
+                    if run.data.tags["dataset"] == name and run.data.tags["engine"] == engine
+                    and run.data.tags["data.encoding"] == encoding)
+    client, experiment_id = open_experiment(store_uri, job.mlflow.experiment_name)
+    ok = ok_runs(load_runs(client, experiment_id))
+    table = summarize(load_split_values(client, ok, "test_error"), "test_error")
+    assert list(table.mean.index) == ["penguins", "titanic"]
+    assert len(table.mean.columns) == 4
+    for (name, engine, encoding), error in errors.items():
+        assert table.mean.loc[name, ("gbt", engine, encoding)] == pytest.approx(error)
+    build_report(store_uri, job.mlflow.experiment_name, tmp_path / "out")
+    rows = (tmp_path / "out" / "tables.md").read_text().split("## test_error\n")[1]
+    assert "gbt / inhouse / native" in rows and "gbt / xgboost / ordinal" in rows
+    assert sum(line.startswith(("| penguins", "| titanic")) for line in rows.splitlines()[:8]) == 2
