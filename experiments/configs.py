@@ -342,6 +342,13 @@ class GBTConfig(MethodConfig):
     colsample_bytree: float = 1.0
     colsample_bynode: float = 1.0
     max_bins: int = 255
+    # categorical (set) splits, LightGBM's names (ensembles.engine.categories; the engines'
+    # equivalents: experiments.engines.categorical)
+    cat_smooth: float = 10.0
+    cat_l2: float = 100.0
+    min_data_per_group: int = 100
+    max_cat_threshold: int = 32
+    max_cat_to_onehot: int = 4
     base_score: float | None = None
     early_stopping_rounds: int | None = None
     validation_fraction: float = 0.1

@@ -3,9 +3,15 @@
 A feature with edges e_0 < e_1 < ... < e_{m-2} has m bins: code b holds the values x with
 e_{b-1} < x <= e_b, so "x <= e_b" and "code <= b" are the same test. NaN gets MISSING_BIN.
 
-A categorical feature's values are its categories, whole numbers 0..MAX_CATEGORY, and its code
-is the value itself (n_bins: the largest category seen + 1). At fit another value is an error;
-later (prediction, validation rows) it is an unknown category and gets MISSING_BIN.
+A categorical feature's values are its categories. When they are whole numbers 0..MAX_CATEGORY
+the code is the value itself (n_bins: the largest category seen + 1). Otherwise (more than
+MAX_CATEGORY + 1 levels, a level above MAX_CATEGORY, negative or fractional values) the
+feature's values are mapped to codes as LightGBM bins a many-level categorical feature: with at
+most MAX_CATEGORY + 1 distinct values, each is a category (code: its rank among them); with
+more, the MAX_CATEGORY most frequent keep a category each (ranked by value; ties in frequency go
+to the smaller value) and all the rarer ones share category MAX_CATEGORY. Later (prediction,
+validation rows) a value not seen at fit is an unknown category: it gets MISSING_BIN and follows
+the missing values (raw_categories maps raw values for the trees' raw prediction).
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -143,8 +149,11 @@ class BinMapper:
                   else next(of_numerical) for is_categorical in self.categorical_]
         self.bin_edges_ = [edges for edges, _ in fitted]
         self.n_bins_ = np.array([len(e) + 1 for e in self.bin_edges_], dtype=np.int64)
+        self.category_maps_ = {}  # feature -> (sorted values seen, their codes); else identity
         for j in np.flatnonzero(self.categorical_):
-            self.n_bins_[j] = _category_count(X[:, j], j)
+            self.n_bins_[j], category_map = _category_bins(X[:, j])
+            if category_map is not None:
+                self.category_maps_[j] = category_map
         self.bin_upper_values_ = np.array([upper for _, upper in fitted]).reshape(
             X.shape[1], N_BIN_SLOTS)
         self._padded_edges = np.full((X.shape[1], MAX_BINS), np.inf)
@@ -158,10 +167,30 @@ class BinMapper:
         codes = np.empty(X.shape, dtype=np.uint8, order=order)
         _bin_rows(X, self._padded_edges, codes)
         for j in np.flatnonzero(self.categorical_):
-            column = X[:, j]
+            column = self._category_column(X[:, j], j)
             known = (column >= 0) & (column <= MAX_CATEGORY) & (column == np.floor(column))
             codes[:, j] = np.where(known, column, MISSING_BIN)
         return codes
+
+    def raw_categories(self, X: np.ndarray) -> np.ndarray:
+        """X with each mapped categorical feature's values as their codes (NaN: missing or
+        unseen at fit), the values the trees' raw prediction reads (categories.category_code);
+        X itself when no feature is mapped."""
+        if not getattr(self, "category_maps_", None):
+            return X
+        X = np.array(X, dtype=np.float64)
+        for j in self.category_maps_:
+            X[:, j] = self._category_column(X[:, j], j)
+        return X
+
+    def _category_column(self, column: np.ndarray, feature: int) -> np.ndarray:
+        """A categorical column as codes: itself, or through the feature's map (module
+        docstring; NaN for a value not seen at fit)."""
+        if feature not in self.category_maps_:
+            return column
+        values, category = self.category_maps_[feature]
+        at = np.minimum(np.searchsorted(values, column), len(values) - 1)
+        return np.where(values[at] == column, category[at], np.nan)
 
     def fit_transform(self, X: np.ndarray) -> np.ndarray:
         return self.fit(X).transform(X)
@@ -184,17 +213,21 @@ class BinMapper:
         return thresholds
 
 
-def _category_count(column: np.ndarray, feature: int) -> int:
-    """n_bins of a categorical feature: its largest category + 1 (1 when every value is NaN);
-    a value that is not a category 0..MAX_CATEGORY is refused, naming the feature."""
+def _category_bins(column: np.ndarray) -> tuple[int, tuple | None]:
+    """(n_bins, map) of a categorical feature (module docstring): map None when its values are
+    already categories 0..MAX_CATEGORY, else (the sorted distinct values, their codes)."""
     values = column[~np.isnan(column)]
-    bad = values[(values < 0) | (values > MAX_CATEGORY) | (values != np.floor(values))]
-    if len(bad):
-        raise ValueError(
-            f"categorical feature {feature} has value {bad[0]!r}: categories must be whole "
-            f"numbers 0..{MAX_CATEGORY} (at most {MAX_CATEGORY + 1} categories per feature); "
-            "group rare categories or encode the feature ordinally")
-    return int(values.max()) + 1 if len(values) else 1
+    if not len(values):
+        return 1, None
+    if values.min() >= 0 and values.max() <= MAX_CATEGORY and np.all(values == np.floor(values)):
+        return int(values.max()) + 1, None
+    distinct, counts = np.unique(values, return_counts=True)
+    category = np.arange(len(distinct), dtype=np.float64)
+    if len(distinct) > MAX_CATEGORY + 1:
+        frequent = np.sort(np.argsort(-counts, kind="stable")[:MAX_CATEGORY])
+        category[:] = MAX_CATEGORY
+        category[frequent] = np.arange(MAX_CATEGORY)
+    return int(category.max()) + 1, (distinct, category)
 
 
 @njit(cache=True, parallel=True)

@@ -10,18 +10,30 @@ Which set: the node's categories are put in an order and the best split "the fir
 order go left" is scanned as a numerical feature's thresholds are (splitting), missing values
 tried on both sides. The orders:
 
-- gradient trees (NEWTON): increasing G_c / (H_c + lambda), i.e. decreasing leaf weight, as
-  XGBoost, LightGBM and HistGradientBoosting sort; for squared error this is the order of the
-  category means, in which the best partition is a prefix (Fisher 1958), otherwise the
-  standard heuristic;
+- gradient trees (NEWTON): increasing G_c / (H_c + cat_smooth), i.e. decreasing smoothed leaf
+  weight, as LightGBM (cat_smooth) and HistGradientBoosting (MIN_CAT_SUPPORT) sort; for squared
+  error and cat_smooth = 0 this is the order of the category means, in which the best
+  partition is a prefix (Fisher 1958), otherwise the standard heuristic. Regularized as
+  LightGBM's FindBestThresholdCategoricalInner (CategoryRegularization): a category with fewer
+  than cat_smooth rows at the node is not sorted in and follows the missing values; the split
+  gain counts cat_l2 on top of lambda in the children's scores (not the parent's, as
+  LightGBM); each side holds at least min_data_per_group rows; one side holds at most
+  max_cat_threshold of the sorted categories (prefixes and suffixes of the order, as
+  LightGBM's scans in both directions); a feature of fewer than max_cat_to_onehot categories
+  is split one category against the rest (XGBoost's max_cat_to_onehot rule), unsmoothed and
+  unfiltered as both references do;
 - CART, two classes: increasing share of class 1; regression: decreasing mean target. The best
   split is a prefix of that order for Gini, entropy and squared error (Breiman et al. 1984,
-  CART), so the scan is exact (a test checks it against an exhaustive search);
+  CART), so the scan is exact (a test checks it against an exhaustive search); it is not
+  regularized: a smoothed order would make the exact search inexact, and the forests have no
+  lambda to add to (min_samples_leaf bounds their children);
 - CART, K > 2 classes: no order is exact (the exact search is over 2^(m-1) - 1 sets), so each
   class k's share gives one order and the best prefix over the K orders is taken;
 - extra trees: the categories in a random order, cut at a random place (a random set, as
   Geurts et al. 2006 draw one for a categorical attribute).
 """
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -29,7 +41,12 @@ from numba import njit
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
 from ensembles.engine.cart_histogram import occupied_bins
-from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_CHANNEL
+from ensembles.engine.histogram import (
+    COUNT_CHANNEL,
+    GRADIENT_CHANNEL,
+    GRADIENT_CHANNELS,
+    HESSIAN_CHANNEL,
+)
 from ensembles.engine.merge_sort import sort_by_key
 from ensembles.engine.splitting import (
     NEWTON,
@@ -41,6 +58,18 @@ from ensembles.engine.splitting import (
 
 CATEGORY_SET = np.int64(-1)  # threshold_bin of a split on a set of categories
 SET_WORDS = N_BIN_SLOTS // 32
+ONE_VS_REST_BINS = np.int64(2)  # the category's row and an empty one (_best_one_vs_rest)
+
+
+class CategoryRegularization(NamedTuple):
+    """How a gradient tree's set splits are regularized (module docstring; LightGBM's names).
+    Floats all, so that numba compiles one type. The defaults regularize nothing."""
+
+    cat_smooth: float = 0.0
+    cat_l2: float = 0.0
+    min_data_per_group: float = 0.0
+    max_cat_threshold: float = float(N_BIN_SLOTS)
+    max_cat_to_onehot: float = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -100,22 +129,93 @@ def _set_of_prefix(order, m, n_left, missing_left, bits):
 
 @borrowing
 def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
-                    min_child_weight, scratch, bins, scan):
+                    min_child_weight, regularization, scratch, bins, scan):
     """Best set split of one feature of a gradient tree (module docstring); returns
     (gain, missing_left) and leaves the set in scratch[3]; gain -inf when none is admissible.
-    bins, scan: best_newton_threshold's scratch."""
+    regularization: a CategoryRegularization; bins, scan: best_newton_threshold's scratch."""
+    if n_bins < regularization.max_cat_to_onehot:
+        return _best_one_vs_rest(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
+                                 min_child_weight, scratch, bins, scan)
     sorted_hist, order, keys, bits, _, _ = scratch
+    smooth = regularization.cat_smooth
     m = occupied_bins(hist, n_bins, COUNT_CHANNEL, order)
+    n_sorted = 0
     for i in range(m):
         c = order[i]
-        denominator = hist[c, HESSIAN_CHANNEL] + reg_lambda
-        keys[i] = hist[c, GRADIENT_CHANNEL] / denominator if denominator > 0.0 else 0.0
-    _sorted_histogram(hist, m, scratch)
+        if hist[c, COUNT_CHANNEL] >= smooth:
+            order[n_sorted] = c
+            denominator = hist[c, HESSIAN_CHANNEL] + smooth
+            keys[n_sorted] = hist[c, GRADIENT_CHANNEL] / denominator if denominator > 0.0 else 0.0
+            n_sorted += 1
+    _sorted_histogram(hist, n_sorted, scratch)
+    for c in range(n_bins):  # the rare categories' rows join the missing values'
+        if 0.0 < hist[c, COUNT_CHANNEL] < smooth:
+            for channel in range(hist.shape[1]):
+                sorted_hist[MISSING_BIN, channel] += hist[c, channel]
+    n_scanned = _capped_prefixes(sorted_hist, n_sorted, regularization.max_cat_threshold)
+    cat_lambda = reg_lambda + regularization.cat_l2
     gain, last_left, missing_left = best_newton_threshold(
-        sorted_hist, m, sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight, bins,
-        scan)
-    _set_of_prefix(order, m, last_left + 1, missing_left, bits)
-    return gain, missing_left
+        sorted_hist, n_scanned, sums, cat_lambda, reg_alpha,
+        max(min_samples_leaf, regularization.min_data_per_group), min_child_weight, bins, scan)
+    if n_scanned < n_sorted and last_left >= (n_scanned - 1) // 2:
+        last_left += n_sorted - n_scanned  # the middle row or after: the prefix this long
+    _set_of_prefix(order, n_sorted, last_left + 1, missing_left, bits)
+    # the parent's score with lambda alone, as LightGBM's gain_shift: cat_l2 penalizes the split
+    return (gain + node_score(sums, GRADIENT_CHANNELS, NEWTON, cat_lambda, reg_alpha)
+            - node_score(sums, GRADIENT_CHANNELS, NEWTON, reg_lambda, reg_alpha)), missing_left
+
+
+@borrowing
+def _capped_prefixes(sorted_hist, n_sorted, max_cat_threshold):
+    """Rows of the sorted histogram whose thresholds are the splits sending at most
+    max_cat_threshold categories one way: the first k and the last k rows (k = the cap) kept,
+    the rows between summed into one, so that a threshold cuts a prefix of length <= k or a
+    suffix of length <= k. Returns the number of rows scanned (n_sorted when 2k >= n_sorted:
+    every prefix or its complement holds at most k)."""
+    if 2.0 * max_cat_threshold >= n_sorted:
+        return n_sorted
+    cap = np.int64(max_cat_threshold)
+    for i in range(cap + 1, n_sorted - cap):
+        for channel in range(sorted_hist.shape[1]):
+            sorted_hist[cap, channel] += sorted_hist[i, channel]
+    for i in range(cap):
+        for channel in range(sorted_hist.shape[1]):
+            sorted_hist[cap + 1 + i, channel] = sorted_hist[n_sorted - cap + i, channel]
+    return 2 * cap + 1
+
+
+@borrowing
+def _best_one_vs_rest(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
+                      min_child_weight, scratch, bins, scan):
+    """XGBoost's one-hot split (EnumerateOneHot): each category of the node alone against the
+    others, the missing values on either side; returns (gain, missing_left), the set (the
+    category, with the missing values and absent categories when they go left) in
+    scratch[3]. Each is best_newton_threshold's scan of a histogram holding the category in
+    row 0 and nothing in row 1 (the other categories are the parent's rest). Without missing
+    values in the node they follow the larger side."""
+    sorted_hist, order, _, bits, _, _ = scratch
+    m = occupied_bins(hist, n_bins, COUNT_CHANNEL, order)
+    for channel in range(hist.shape[1]):
+        sorted_hist[ONE_VS_REST_BINS - 1, channel] = 0.0
+        sorted_hist[MISSING_BIN, channel] = hist[MISSING_BIN, channel]
+    best_gain = -np.inf
+    best = 0
+    best_missing_left = False
+    for i in range(m):
+        for channel in range(hist.shape[1]):
+            sorted_hist[0, channel] = hist[order[i], channel]
+        gain, _, missing_left = best_newton_threshold(
+            sorted_hist, ONE_VS_REST_BINS, sums, reg_lambda, reg_alpha, min_samples_leaf,
+            min_child_weight, bins, scan)
+        if gain > best_gain:
+            best_gain = gain
+            best = i
+            best_missing_left = missing_left
+    chosen = order[best]
+    order[best] = order[0]
+    order[0] = chosen
+    _set_of_prefix(order, m, ONE_VS_REST_BINS - 1, best_missing_left, bits)
+    return best_gain, best_missing_left
 
 
 @borrowing

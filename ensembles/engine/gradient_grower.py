@@ -52,7 +52,7 @@ MIN_SPLIT_ROWS = np.int64(2)  # XGBoost has no min_samples_split: only the rows 
 def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, features, grow_policy,
                        max_depth, max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
                        min_samples_leaf, min_split_gain, node_feature_fraction, seed,
-                       workspace):
+                       category_regularization, workspace):
     """Grow one tree on stats = (g, h) per row (float32, C order) and uint8 codes, row-major
     (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
     partitions).
@@ -60,7 +60,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     rows: int32 rows of this tree (after subsampling), reordered in place into the partition;
     features: sorted int32 columns it may use (after colsample_bytree); node_feature_fraction:
     colsample_bynode; categorical: bool per feature, True for a feature split on sets of
-    categories (categories). The work runs on
+    categories (categories), regularized by category_regularization (a
+    categories.CategoryRegularization). The work runs on
     numba's current threads; the tree does not depend on their number. workspace: the
     histogram buffers (gradient_workspace), reused by every tree of a fit.
     Returns (node arrays (see tree.Tree), partition, node_start, workspace): the workspace to
@@ -124,9 +125,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                 node_sums[0, channel] += pool[node_slot[0], 0, b, channel]
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
-                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable[0],
-                         node_arrays.ROOT, best_gain, best_feature, best_bin, best_missing_left,
-                         category_bits)
+                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
+                         category_regularization, usable[0], node_arrays.ROOT, best_gain,
+                         best_feature, best_bin, best_missing_left, category_bits)
         is_open[0] = True
     else:
         sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
@@ -156,7 +157,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
             _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
-                           reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable,
+                           reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
+                           category_regularization, usable,
                            best_gain, best_feature, best_bin, best_missing_left, category_bits)
             is_open[children] = True
             for node in parents:
@@ -327,7 +329,8 @@ def _draw_features(usable, node_feature_fraction):
 
 @njit(cache=True, nogil=True)
 def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_alpha,
-                     min_child_weight, min_samples_leaf, usable, node, best_gain, best_feature,
+                     min_child_weight, min_samples_leaf, category_regularization, usable, node,
+                     best_gain, best_feature,
                      best_bin, best_missing_left, category_bits):
     """Best (gain, feature, bin, missing side) of a node over its usable features, stored at
     `node` (a set split's set in category_bits[node]). Features are scanned in increasing
@@ -345,7 +348,7 @@ def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_
         if categorical[f]:
             set_gain, set_missing_left = best_newton_set(
                 hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf,
-                min_child_weight, set_scratch, bins, scan)
+                min_child_weight, category_regularization, set_scratch, bins, scan)
             node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_scratch[3],
                                         best_gain, best_feature, best_bin, best_missing_left,
                                         category_bits)
@@ -408,12 +411,14 @@ def _splittable_children(nodes, left_child, node_may_split):
 
 @njit(cache=True, parallel=True)
 def _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
-                   reg_lambda, reg_alpha, min_child_weight, min_samples_leaf, usable, best_gain,
-                   best_feature, best_bin, best_missing_left, category_bits):
+                   reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
+                   category_regularization, usable, best_gain, best_feature, best_bin,
+                   best_missing_left, category_bits):
     """_find_best_split of every child, one child per thread."""
     for t in prange(children.shape[0]):
         child = children[t]
         _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
                          node_sums[child], reg_lambda, reg_alpha, min_child_weight,
-                         min_samples_leaf, usable[min(child, usable.shape[0] - 1)], child,
+                         min_samples_leaf, category_regularization,
+                         usable[min(child, usable.shape[0] - 1)], child,
                          best_gain, best_feature, best_bin, best_missing_left, category_bits)

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ensembles.class_choice import class_labels
 from ensembles.engine.binning import MAX_BINS, BinMapper
+from ensembles.engine.categories import CategoryRegularization
 from ensembles.engine.gradient_grower import (
     DEPTHWISE,
     LOSSGUIDE,
@@ -33,7 +34,8 @@ XGBOOST_MIN_SPLIT_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than t
 
 @dataclasses.dataclass(frozen=True)
 class TreeParams:
-    """How each tree is grown (meanings as in XGBoost)."""
+    """How each tree is grown (meanings as in XGBoost; the categorical set splits'
+    regularization, cat_smooth to max_cat_to_onehot, as in LightGBM: engine.categories)."""
 
     grow_policy: str = "depthwise"
     max_depth: int = 6
@@ -46,6 +48,17 @@ class TreeParams:
     min_split_gain: float = XGBOOST_MIN_SPLIT_GAIN
     colsample_bytree: float = 1.0
     colsample_bynode: float = 1.0
+    cat_smooth: float = 10.0
+    cat_l2: float = 100.0
+    min_data_per_group: int = 100
+    max_cat_threshold: int = 32
+    max_cat_to_onehot: int = 4
+
+    def category_regularization(self) -> CategoryRegularization:
+        """The set splits' regularization as the engine takes it (floats all)."""
+        return CategoryRegularization(
+            float(self.cat_smooth), float(self.cat_l2), float(self.min_data_per_group),
+            float(self.max_cat_threshold), float(self.max_cat_to_onehot))
 
     def validate(self) -> None:
         if self.grow_policy not in GROW_POLICIES:
@@ -55,9 +68,12 @@ class TreeParams:
             raise ValueError("max_depth and max_leaves must be >= 0 (0: no limit)")
         if self.max_depth == 0 and self.max_leaves == 0:
             raise ValueError("max_depth=0 (no depth limit) needs max_leaves > 0")
-        for name in ("reg_lambda", "reg_alpha", "gamma", "min_child_weight"):
+        for name in ("reg_lambda", "reg_alpha", "gamma", "min_child_weight", "cat_smooth",
+                     "cat_l2", "min_data_per_group", "max_cat_to_onehot"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.max_cat_threshold >= 1:
+            raise ValueError(f"max_cat_threshold must be >= 1, got {self.max_cat_threshold}")
         for name in ("colsample_bytree", "colsample_bynode"):
             if not 0.0 < getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
@@ -154,6 +170,7 @@ class NewtonBoosting:
                                        tree_params.max_depth, tree_params.max_leaves,
                                        tree_params.min_child_samples,
                                        self._bin_mapper.categorical_)
+        category_regularization = tree_params.category_regularization()
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
@@ -174,7 +191,8 @@ class NewtonBoosting:
                     tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
                     tree_params.gamma, tree_params.min_child_weight,
                     tree_params.min_child_samples, tree_params.min_split_gain,
-                    tree_params.colsample_bynode, rng.randint(SEED_RANGE), workspace)
+                    tree_params.colsample_bynode, rng.randint(SEED_RANGE),
+                    category_regularization, workspace)
                 tree = Tree.from_grown(arrays, self._bin_mapper, self.learning_rate)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,

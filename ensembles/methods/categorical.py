@@ -1,17 +1,20 @@
 """`categorical_features` as scikit-learn's HistGradientBoosting reads it, and pandas category
-columns as the category codes the engine splits on (binning: whole numbers 0..MAX_CATEGORY).
+columns as the category codes the engine splits on (binning).
 
 categorical_features: "from_dtype" (the columns of pandas dtype "category"; none for an array),
 None (none), a boolean mask, integer indices, or column names of a DataFrame. A pandas category
 column becomes its codes (missing values NaN), and at prediction a category not seen in fit
-becomes NaN: it follows the missing values. A numerical column marked categorical must already
-hold codes 0..MAX_CATEGORY.
+becomes NaN: it follows the missing values. A DataFrame column of strings or booleans marked
+categorical is read as a category column of its sorted values. A numerical column marked
+categorical holds codes; any values are taken (binning maps them to categories).
+
+More than 255 levels (a date, an ID), as users expect from LightGBM: the 254 most frequent
+levels keep a category each and the rarer ones share the 255th; a level not seen at fit
+follows the missing values (binning's module docstring states the rule).
 """
 
 import numpy as np
 import pandas as pd
-
-from ensembles.engine.binning import MAX_CATEGORY
 
 
 def encode_for_fit(estimator, X):
@@ -25,14 +28,23 @@ def encode_for_fit(estimator, X):
     for j in np.flatnonzero(mask):
         column = X.iloc[:, j]
         if isinstance(column.dtype, pd.CategoricalDtype):
-            levels = column.cat.categories
-            if len(levels) > MAX_CATEGORY + 1:
-                raise ValueError(
-                    f"categorical feature {X.columns[j]!r} has {len(levels)} categories; at "
-                    f"most {MAX_CATEGORY + 1} are supported: group rare categories or encode "
-                    "the feature ordinally")
-            estimator._category_levels[j] = levels
+            estimator._category_levels[j] = column.cat.categories
+        elif not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            estimator._category_levels[j] = _sorted_levels(column, X.columns[j])
     return _as_codes(X, estimator._category_levels)
+
+
+def _sorted_levels(column: pd.Series, name) -> pd.Index:
+    """The sorted distinct values of a column of labels; values that do not sort together
+    (strings and numbers) are refused, naming the column."""
+    try:
+        return pd.Index(column.dropna().unique()).sort_values()
+    except TypeError:
+        kinds = sorted({type(value).__name__ for value in column.dropna()})
+        raise ValueError(
+            f"categorical feature {name!r} mixes values of types {', '.join(kinds)}; make them "
+            f"one type (e.g. frame[{name!r}].astype(str)) or give the column the pandas dtype "
+            "'category'") from None
 
 
 def encode_for_predict(estimator, X):

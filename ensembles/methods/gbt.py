@@ -6,6 +6,29 @@ Parameters have XGBoost's meaning; `base_score` is the initial prediction in the
 scikit-learn's HistGradientBoosting (ensembles.methods.categorical). `n_jobs` is the number of
 threads of fit and predict with joblib's meaning (None: 1, -1: every core), as in
 scikit-learn; the model does not depend on it.
+
+Categorical (set) splits are regularized as LightGBM's, with its names (the rules:
+ensembles.engine.categories; the defaults and the measurement that chose them:
+docs/categorical_splits.md):
+
+==================  =====================================  ==================  ================
+parameter           meaning                                XGBoost             HistGB
+==================  =====================================  ==================  ================
+cat_smooth          categories of fewer rows at the node   none: orders by     MIN_CAT_SUPPORT
+                    are not sorted in (they follow the     G / (H + lambda)    (10, fixed)
+                    missing values); order by
+                    G / (H + cat_smooth)
+cat_l2              added to reg_lambda in a set split's   none                none
+                    children's scores (not the parent's)
+min_data_per_group  rows each side of a set split          none                none
+max_cat_threshold   categories one side of a set split     max_cat_threshold   none (half the
+                    at most                                - 1                 order)
+max_cat_to_onehot   fewer categories in the feature: one   the same rule       none
+                    against the rest
+==================  =====================================  ==================  ================
+
+LightGBM has all five under these names (its counts estimated from the hessians, its one-hot
+rule num_bin <= max_cat_to_onehot); unlike LightGBM, cat_l2 does not shrink the leaf values.
 """
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -33,7 +56,8 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, categorical_features="from_dtype",
-                 base_score=None,
+                 cat_smooth=10.0, cat_l2=100.0, min_data_per_group=100, max_cat_threshold=32,
+                 max_cat_to_onehot=4, base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
                  n_jobs=None, verbose=0):
         self.loss = loss
@@ -52,6 +76,11 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
         self.colsample_bynode = colsample_bynode
         self.max_bins = max_bins
         self.categorical_features = categorical_features
+        self.cat_smooth = cat_smooth
+        self.cat_l2 = cat_l2
+        self.min_data_per_group = min_data_per_group
+        self.max_cat_threshold = max_cat_threshold
+        self.max_cat_to_onehot = max_cat_to_onehot
         self.base_score = base_score
         self.early_stopping_rounds = early_stopping_rounds
         self.validation_fraction = validation_fraction
@@ -65,7 +94,9 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
             reg_lambda=self.reg_lambda, reg_alpha=self.reg_alpha, gamma=self.gamma,
             min_child_weight=self.min_child_weight, min_child_samples=self.min_child_samples,
             min_split_gain=XGBOOST_MIN_SPLIT_GAIN, colsample_bytree=self.colsample_bytree,
-            colsample_bynode=self.colsample_bynode)
+            colsample_bynode=self.colsample_bynode, cat_smooth=self.cat_smooth,
+            cat_l2=self.cat_l2, min_data_per_group=self.min_data_per_group,
+            max_cat_threshold=self.max_cat_threshold, max_cat_to_onehot=self.max_cat_to_onehot)
 
 
 class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
@@ -77,7 +108,8 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, categorical_features="from_dtype",
-                 base_score=None,
+                 cat_smooth=10.0, cat_l2=100.0, min_data_per_group=100, max_cat_threshold=32,
+                 max_cat_to_onehot=4, base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
                  n_jobs=None, verbose=0):
         super().__init__(
@@ -87,7 +119,9 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
             min_child_weight=min_child_weight, min_child_samples=min_child_samples,
             subsample=subsample, colsample_bytree=colsample_bytree,
             colsample_bynode=colsample_bynode, max_bins=max_bins,
-            categorical_features=categorical_features, base_score=base_score,
+            categorical_features=categorical_features, cat_smooth=cat_smooth, cat_l2=cat_l2,
+            min_data_per_group=min_data_per_group, max_cat_threshold=max_cat_threshold,
+            max_cat_to_onehot=max_cat_to_onehot, base_score=base_score,
             early_stopping_rounds=early_stopping_rounds, validation_fraction=validation_fraction,
             random_state=random_state, n_jobs=n_jobs, verbose=verbose)
         self.quantile_alpha = quantile_alpha

@@ -47,10 +47,13 @@ def validate_regression_target(y):
 
 
 def validate_prediction_data(estimator, X):
-    """X as in fit: float64, NaN allowed, category columns as fit's codes."""
+    """X as in fit: float64, NaN allowed, category columns as fit's codes, and the values of
+    categorical features the bin mapper maps (binning) as their codes."""
     X = encode_for_predict(estimator, X)
-    return validate_data(estimator, X, dtype=np.float64, ensure_all_finite="allow-nan",
-                         reset=False)
+    X = validate_data(estimator, X, dtype=np.float64, ensure_all_finite="allow-nan",
+                      reset=False)
+    bin_mapper = getattr(estimator, "_bin_mapper", None)
+    return X if bin_mapper is None else bin_mapper.raw_categories(X)
 
 
 def resolve_max_features(max_features, n_features: int) -> int:

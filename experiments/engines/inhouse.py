@@ -3,6 +3,7 @@
 from enum import Enum
 
 from experiments.configs import method_key
+from experiments.engines.categorical import category_split_params
 from experiments.engines.spec import Built, Spec, gbt_loss, xgboost_named_params
 
 INHOUSE_FAMILIES = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees",
@@ -37,6 +38,7 @@ def inhouse_gbt(spec: Spec) -> Built:
         **xgboost_named_params(method),
         "max_bins": method.max_bins,
         "min_child_samples": method.min_child_samples,
+        **category_split_params(method),
         "early_stopping_rounds": method.early_stopping_rounds,
         "validation_fraction": method.validation_fraction,
         "random_state": spec.seed,

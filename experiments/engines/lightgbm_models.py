@@ -5,6 +5,7 @@ import numpy as np
 
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import GrowPolicy, Task
+from experiments.engines.categorical import lightgbm_category_params
 from experiments.engines.early_stopping import with_early_stopping
 from experiments.engines.library_forests import (
     BOOTSTRAP_FRACTION,
@@ -96,6 +97,7 @@ def lightgbm_gbt(spec: Spec) -> Built:
         "feature_fraction_bynode": method.colsample_bynode,
         "max_bin": method.max_bins,
         "min_data_in_bin": 1,  # LightGBM's default 3 would merge rare values into one bin
+        **lightgbm_category_params(method),
         "random_state": spec.seed,
         "n_jobs": spec.n_jobs,
         "verbose": -1,

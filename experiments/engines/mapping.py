@@ -105,7 +105,7 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
     method_config = with_task_defaults(cfg.method, task)
     spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
     return with_native_categories(BUILDERS[method, engine](spec), native_columns(cfg.dataset),
-                                  shape[1])
+                                  shape[1], method_config)
 
 
 def check_takes_missing_values(estimator: BaseEstimator, X: np.ndarray) -> None:

@@ -2,6 +2,7 @@
 
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import Task
+from experiments.engines.categorical import xgboost_category_params
 from experiments.engines.early_stopping import with_early_stopping
 from experiments.engines.library_forests import (
     BOOTSTRAP_FRACTION,
@@ -82,6 +83,7 @@ def xgboost_gbt(spec: Spec) -> Built:
         **xgboost_named_params(method),
         "max_bin": method.max_bins,
         "tree_method": "hist",
+        **xgboost_category_params(method),
         "random_state": spec.seed,
         "n_jobs": spec.n_jobs,
     }

@@ -4,6 +4,7 @@ from sklearn.datasets import make_classification
 
 from ensembles import GradientBoostingClassifier
 from ensembles.engine.binning import BinMapper
+from ensembles.engine.categories import CategoryRegularization
 from ensembles.engine.gradient_grower import (
     DEPTHWISE,
     INITIAL_SLOTS,
@@ -39,7 +40,7 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     arrays, partition, node_start, _ = grow_gradient_tree(
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
         bin_mapper.categorical_, np.arange(4, dtype=np.int32), grow_policy, max_depth,
-        max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0,
+        max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0, CategoryRegularization(),
         gradient_workspace(n_rows, 4, max_depth, max_leaves, 1, bin_mapper.categorical_))
     tree = Tree.from_grown(arrays, bin_mapper, 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
@@ -70,7 +71,8 @@ def test_the_histogram_pool_grows_when_a_tree_has_more_open_leaves_than_slots(gr
         arrays, _, _, workspace = grow_gradient_tree(
             codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
             bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(5, dtype=np.int32),
-            grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
+            grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0,
+            CategoryRegularization(), workspace)
         return arrays, workspace
 
     workspace = gradient_workspace(n_rows, 5, max_depth, max_leaves, 1,
@@ -108,7 +110,7 @@ def test_a_full_depth_6_tree_grows_in_the_initial_slots():
     arrays, _, _, returned = grow_gradient_tree(
         codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
         bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(6, dtype=np.int32), DEPTHWISE,
-        6, 0, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
+        6, 0, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, CategoryRegularization(), workspace)
     assert (arrays[0] == LEAF).sum() > 56
     assert len(workspace[0]) == INITIAL_SLOTS == 32
     assert returned[0] is workspace[0]
@@ -125,7 +127,8 @@ def _grow_with_layout(codes, stats, bin_mapper, n_channels, grow_policy=DEPTHWIS
     arrays, partition, node_start, _ = grow_gradient_tree(
         codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
         bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(n_features, dtype=np.int32),
-        grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, workspace)
+        grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0,
+        CategoryRegularization(), workspace)
     return arrays, partition, node_start
 
 

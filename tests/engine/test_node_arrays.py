@@ -6,6 +6,7 @@ from numba import njit
 
 from ensembles.engine.binning import BinMapper
 from ensembles.engine.cart_grower import cart_workspace, grow_cart_tree
+from ensembles.engine.categories import CategoryRegularization
 from ensembles.engine.gradient_grower import DEPTHWISE, gradient_workspace, grow_gradient_tree
 from ensembles.engine.node_arrays import max_leaf_count, may_split
 from ensembles.engine.splitting import GINI
@@ -76,6 +77,7 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
                 codes, np.asfortranarray(codes), stats, np.arange(len(y), dtype=np.int32),
                 bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(3, dtype=np.int32),
                 DEPTHWISE, 6, 0, 0.0, 0.0, 0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0,
+                CategoryRegularization(),
                 gradient_workspace(len(y), 3, 6, 0, min_samples_leaf, bin_mapper.categorical_))
             return arrays
 
