@@ -33,22 +33,45 @@ def column_keys(frame: pd.DataFrame) -> list[str]:
     return PAIR_KEYS
 
 
+DATA_SHA256 = "data.sha256"  # a file dataset's content hash (experiments.datasets)
+
+
 def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Runs with status `ok`; of several ok runs with one run_key only the latest is kept."""
-    ok = runs[runs["status"] == "ok"]
+    """Runs with status `ok`; of several ok runs with one run_key only the latest is kept, and
+    of a file dataset only the runs of its latest content (tag data.sha256 of its latest ok run):
+    an edited file's earlier results are never pooled with the new ones."""
+    ok = latest_of_each_run_key(runs[runs["status"] == "ok"])
+    return ok[~older_file(ok)]
+
+
+def latest_of_each_run_key(ok: pd.DataFrame) -> pd.DataFrame:
     keyed = ok["run_key"].notna()
     latest = ok[keyed].sort_values("start_time").drop_duplicates("run_key", keep="last")
     return pd.concat([latest, ok[~keyed]]).sort_index()
+
+
+def older_file(ok: pd.DataFrame) -> pd.Series:
+    """True for the runs of a file dataset whose data.sha256 is not that of the dataset's latest
+    ok run."""
+    if DATA_SHA256 not in ok.columns:
+        return pd.Series(False, index=ok.index)
+    newest = ok.sort_values("start_time").groupby("dataset")[DATA_SHA256].last()
+    return ok[DATA_SHA256].notna() & (ok[DATA_SHA256] != ok["dataset"].map(newest))
 
 
 def left_out_line(runs: pd.DataFrame, ok: pd.DataFrame) -> str:
     """One line: how many runs the tables use and how many they leave out, by why."""
     reasons = runs["status"].fillna("unfinished (running, or its process was killed)")
     left = reasons[runs["status"] != "ok"].value_counts().sort_index()
-    repeated = int((runs["status"] == "ok").sum() - len(ok))
+    all_ok = runs[runs["status"] == "ok"]
+    latest = latest_of_each_run_key(all_ok)
+    repeated, older = len(all_ok) - len(latest), len(latest) - len(ok)
     parts = [f"{n} {reason}" for reason, n in left.items()]
     if repeated:
         parts.append(f"{repeated} ok runs of a run_key that has a later one")
+    if older:
+        parts.append(f"{older} ok runs of an earlier version of their dataset's file "
+                     "(data.sha256)")
     return f"report: {len(ok)} ok runs in the tables; left out: {', '.join(parts) or 'none'}"
 
 

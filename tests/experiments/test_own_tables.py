@@ -13,6 +13,9 @@ from experiments.datasets import load_dataset
 from experiments.run import run_job
 from experiments.table_files import DataWarning
 from experiments.tracking import run_key
+from reports.build import build_report
+from reports.runs import load_runs, open_experiment
+from reports.tables import ok_runs
 
 
 def csv_job(compose_job, path, target: str, task: str, *overrides: str):
@@ -160,3 +163,23 @@ def test_a_reference_without_missing_values_is_a_skipped_job(compose_job, runs_o
     [run] = runs_of(cfg)
     assert run.data.tags["skip_reason"] == (
         "AdaBoostClassifier does not take missing values (NaN in 5.8% of the cells of X)")
+
+
+def test_the_report_keeps_only_the_runs_of_the_files_latest_version(
+        compose_job, runs_of, store_uri, tmp_path, capsys):
+    path = tmp_path / "penguins.csv"
+    penguins().to_csv(path, index=False)
+    overrides = ("method=gbt", "method.n_estimators=5", "eval.curve_every=0")
+    cfg = csv_job(compose_job, path, "species", "binary", *overrides)
+    assert run_job(cfg) == "ok"
+    penguins(80).to_csv(path, index=False)  # edited: a new version of the same dataset
+    assert run_job(cfg) == "ok"
+    latest = max(runs_of(cfg), key=lambda run: run.info.start_time)
+    build_report(store_uri, cfg.mlflow.experiment_name, tmp_path / "out")
+    assert ("report: 1 ok runs in the tables; left out: 1 ok runs of an earlier version of "
+            "their dataset's file (data.sha256)") in capsys.readouterr().out
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert len(results) == 2  # results.csv lists every run; the tables use the latest file's
+    client, experiment_id = open_experiment(store_uri, cfg.mlflow.experiment_name)
+    ok = ok_runs(load_runs(client, experiment_id))
+    assert ok["run_id"].tolist() == [latest.info.run_id]
