@@ -19,6 +19,7 @@ from tqdm import tqdm
 from experiments import ray_cluster
 from experiments.config_errors import (
     describe_config_error,
+    exit_if_files_share_a_name,
     exit_if_invalid,
     exit_if_uncached,
     exit_with,
@@ -73,6 +74,7 @@ class LabCallback(Callback):
             exit_with(describe_config_error(error))  # one line, before anything is written
         jobs = list(composed.values())
         exit_if_uncached(jobs)  # every dataset missing from the cache in one line
+        exit_if_files_share_a_name(jobs)
         for job in progress(jobs, "check"):
             exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
         COMPOSED.update(composed)

@@ -15,6 +15,7 @@ from experiments.configs import EvalKind, UncachedPolicy, group_options
 from experiments.datasets import load_dataset
 from experiments.studies import StudyError
 from experiments.suite_cache import is_cached, not_cached_message
+from experiments.table_files import absolute_path
 from experiments.tuning.search import TUNE_METRICS
 from experiments.tuning.space import space_errors
 
@@ -132,6 +133,19 @@ def exit_if_uncached(jobs: list[DictConfig]) -> None:
               "(suite.uncached=skip)", file=sys.stderr)  # fmt: skip
         return
     exit_with(f"{'; '.join(lines)}{SKIP_HINT}")
+
+
+def exit_if_files_share_a_name(jobs: list[DictConfig]) -> None:
+    """Before a sweep: two different files named alike (data/2019/sales.csv and
+    data/2020/sales.csv are both `sales`) would share the report's rows; one line names them."""
+    paths: dict[str, set[str]] = {}
+    for job in jobs:
+        if job.dataset.get("loader") == "csv":
+            paths.setdefault(job.dataset.name, set()).add(str(absolute_path(job.dataset.path)))
+    for name, files in paths.items():
+        if len(files) > 1:
+            exit_with(f"files {', '.join(sorted(files))} are all named dataset {name}: give "
+                      "each a name of its own in a study file (+sweep=study study=FILE)")
 
 
 def table_error(dataset: DictConfig) -> str | None:

@@ -44,9 +44,13 @@ def warn(message: str) -> None:
     warnings.warn(message, DataWarning, stacklevel=3)
 
 
+def absolute_path(path: str) -> Path:
+    return Path(path).expanduser().absolute()
+
+
 def table_file(path: str) -> Path:
     """The absolute path of a dataset file; FileNotFoundError naming it if there is none."""
-    file = Path(path).expanduser().absolute()
+    file = absolute_path(path)
     if not file.is_file():
         raise FileNotFoundError(f"no dataset file {file}")
     return file

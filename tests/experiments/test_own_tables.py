@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.config_errors import exit_if_invalid
+from experiments.config_errors import exit_if_files_share_a_name, exit_if_invalid
 from experiments.datasets import load_dataset
 from experiments.run import run_job
 from experiments.table_files import DataWarning
@@ -183,3 +183,19 @@ def test_the_report_keeps_only_the_runs_of_the_files_latest_version(
     client, experiment_id = open_experiment(store_uri, cfg.mlflow.experiment_name)
     ok = ok_runs(load_runs(client, experiment_id))
     assert ok["run_id"].tolist() == [latest.info.run_id]
+
+
+def test_two_files_of_one_name_in_a_sweep_are_refused_before_any_run(compose_job, tmp_path,
+                                                                        capsys):
+    jobs = []
+    for year in ("2019", "2020"):
+        (tmp_path / year).mkdir()
+        penguins().to_csv(tmp_path / year / "penguins.csv", index=False)
+        jobs.append(csv_job(compose_job, tmp_path / year / "penguins.csv", "species", "binary"))
+    with pytest.raises(SystemExit):
+        exit_if_files_share_a_name(jobs)
+    assert capsys.readouterr().err == (
+        f"error: files {tmp_path}/2019/penguins.csv, {tmp_path}/2020/penguins.csv are all named "
+        "dataset penguins: give each a name of its own in a study file (+sweep=study "
+        "study=FILE)\n")
+    exit_if_files_share_a_name(jobs[:1] * 2)  # one file twice: fine
