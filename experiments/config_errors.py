@@ -156,8 +156,10 @@ def table_error(dataset: DictConfig) -> str | None:
         return None
     try:
         load_dataset(dataset)
-    except (OSError, ValueError) as error:
-        message, name = str(error), f"dataset {dataset.name}"
+    except Exception as error:  # noqa: BLE001 - one line before any run, whatever the fault
+        message, name = str(error).strip().splitlines()[0], f"dataset {dataset.name}"
+        if not isinstance(error, OSError | ValueError):
+            message = f"{type(error).__name__}: {message}"
         named = message.startswith(name) or f"{name} (" in message
         return message if named else f"{name}: {message}"
     return None

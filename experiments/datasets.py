@@ -222,7 +222,7 @@ def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str,
     """Tags data.<field> for the report's datasets table: source, rows, numeric and
     categorical features (a table's as loaded, before any encoding; else every column counts
     as numeric), missing %, for classification the classes and the minority share; for a
-    table its encoding, and for a file its sha256."""
+    table its encoding and target column, and for a file its path and sha256."""
     loader = cfg.get("loader", cfg.name)
     table = _load_config(cfg)
     numeric, categorical = X.shape[1], 0
@@ -244,8 +244,10 @@ def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str,
         tags |= {"classes": len(counts), "minority_share": round(counts.min() / len(y), 4)}
     if "categorical" in cfg:
         tags["encoding"] = getattr(cfg.categorical, "value", cfg.categorical)
+    if "target" in cfg:
+        tags["target"] = cfg.target or "default"
     if loader == "csv":
-        tags["sha256"] = data_sha256(cfg.path)
+        tags |= {"path": table_file(cfg.path), "sha256": data_sha256(cfg.path)}
     if table.repairs:
         tags["warnings"] = "\n".join(table.repairs)[:MAX_TAG_CHARS]
     return {f"data.{key}": str(value) for key, value in tags.items()}

@@ -8,9 +8,10 @@ refused with one line before any run:
 - text cells: surrounding spaces stripped (`"Adelie "` would be a class of its own), an empty
   cell is missing;
 - a text column whose values are numbers but for a few junk tokens (`?`, `-`, `n/a`: at most
-  JUNK_TOKENS distinct ones in at most JUNK_SHARE of the filled cells) -> numeric, the tokens
-  missing;
-- a text column of dates -> expanded into <column>.year, .month, .day, .day_of_week;
+  JUNK_TOKENS distinct ones, the numbers at least NUMERIC_SHARE of the filled cells) -> numeric,
+  the tokens missing; numbers with a decimal comma under dataset.decimal=point -> refused;
+- a text column of dates of one format -> expanded into <column>.year, .month, .day,
+  .day_of_week (day or month first as the cells show it);
 - a text column with a different value in (almost) every row, or whole numbers counting the
   rows (an ID, a name, free text) -> kept, warned, with the setting that drops it
   (dataset.drop).
@@ -28,7 +29,8 @@ import pandas as pd
 SEPARATORS = ",;\t|"
 SNIFF_BYTES = 64 * 1024
 JUNK_TOKENS = 3  # distinct non-numeric tokens a numeric column may hold as missing markers
-JUNK_SHARE = 0.05  # of a column's filled cells
+NUMERIC_SHARE = 0.5  # of a column's filled cells that must be numbers for junk to be missing
+MOSTLY_NUMERIC = 0.9  # a column kept as categories with this share of numbers is warned
 DATE_SHARE = 0.95  # of a text column's filled cells that must parse as dates
 ID_MIN_ROWS = 20  # a column unique per row in fewer rows is not called an ID
 ID_SHARE = 0.9  # of the rows a text column has distinct values in, to be called an ID
@@ -66,13 +68,14 @@ def read_table(path: str, target: str, sep: str | None = None, decimal: str = ".
     else:
         sep = sep or sniff_separator(file)
         check_unique_header(file, sep)
-        frame = pd.read_csv(file, sep=sep, decimal=decimal)
+        thousands = "." if decimal == "," else None  # 3.750,5: the decimal comma's convention
+        frame = pd.read_csv(file, sep=sep, decimal=decimal, thousands=thousands)
     unknown = [name for name in drop if name not in frame.columns]
     if unknown:
         raise ValueError(f"dataset.drop names no column of {file.name}: {', '.join(unknown)}; "
                          f"columns: {', '.join(map(str, frame.columns))}")
     frame = frame.drop(columns=list(drop))
-    return clean_frame(frame, target, file.name)
+    return clean_frame(frame, target, file.name, decimal)
 
 
 def sniff_separator(file: Path) -> str:
@@ -97,7 +100,8 @@ def check_unique_header(file: Path, sep: str) -> None:
                          "rename them in the file")
 
 
-def clean_frame(frame: pd.DataFrame, target: str, source: str) -> pd.DataFrame:
+def clean_frame(frame: pd.DataFrame, target: str, source: str,
+                decimal: str = ".") -> pd.DataFrame:
     """Every text column stripped and, unless it is the target, read as numbers with junk
     tokens missing, or expanded as dates, or warned as an ID (module docstring)."""
     frame.columns = [name.strip() if isinstance(name, str) else name for name in frame.columns]
@@ -105,11 +109,11 @@ def clean_frame(frame: pd.DataFrame, target: str, source: str) -> pd.DataFrame:
     for name, column in frame.items():
         if is_text(column):
             column = stripped(column, name, source)
-            numbers = numeric_with_junk(column, name, source)
+            numbers = numeric_with_junk(column, name, source, decimal)
             if numbers is not None:
                 column = numbers
             elif name != target:
-                dates = as_dates(column)
+                dates = as_dates(column, name, source)
                 if dates is not None:
                     parts = {f"{name}.{part}": getattr(dates.dt, part).astype("Float64")
                              for part in DATE_PARTS}
@@ -142,35 +146,53 @@ def stripped(column: pd.Series, name: str, source: str) -> pd.Series:
     return text
 
 
-def numeric_with_junk(column: pd.Series, name: str, source: str) -> pd.Series | None:
-    """The column as float64 when its filled cells are numbers but for at most JUNK_TOKENS
-    distinct tokens in at most JUNK_SHARE of them (read as missing, with a warning); None
-    otherwise."""
+def numeric_with_junk(column: pd.Series, name: str, source: str,
+                      decimal: str) -> pd.Series | None:
+    """The column as float64 when at least NUMERIC_SHARE of its filled cells are numbers and the
+    others hold at most JUNK_TOKENS distinct tokens (read as missing, with a warning); None
+    otherwise, with a warning when the column is still mostly numbers. Numbers written with a
+    decimal comma while dataset.decimal is point are refused (they would become categories)."""
     filled = column.dropna()
     if filled.empty:
         return None
     numbers = pd.to_numeric(filled, errors="coerce")
     junk = filled[numbers.isna()]
     tokens = junk.unique()
-    if len(junk) == len(filled) or len(tokens) > JUNK_TOKENS or len(junk) > JUNK_SHARE * len(
-            filled):
-        return None
-    if len(tokens):
-        shown = ", ".join(repr(token) for token in tokens)
-        warn(f"{source}: column '{name}' is numeric but for {len(junk)} cells of {shown}: "
-             "read as missing")
-    return pd.to_numeric(column, errors="coerce").astype(np.float64)
+    numeric_share = 1 - len(junk) / len(filled)
+    if numeric_share >= NUMERIC_SHARE and len(tokens) <= JUNK_TOKENS:
+        if len(tokens):
+            shown = ", ".join(repr(token) for token in tokens)
+            warn(f"{source}: column '{name}' is numeric but for {len(junk)} cells of {shown}: "
+                 "read as missing")
+        return pd.to_numeric(column, errors="coerce").astype(np.float64)
+    comma = filled.astype(str).str.fullmatch(r"-?[\d.]*\d,\d+")
+    if decimal == "." and comma.mean() >= NUMERIC_SHARE:
+        raise ValueError(f"{source}: column '{name}' holds numbers with a decimal comma (e.g. "
+                         f"{filled[comma].iloc[0]!r}): set dataset.decimal=comma")
+    if numeric_share >= MOSTLY_NUMERIC:
+        shown = ", ".join(repr(token) for token in tokens[:3])
+        warn(f"{source}: column '{name}' holds numbers in {numeric_share:.0%} of its cells and "
+             f"{len(tokens)} other values ({shown}, ...): read as categories")
+    return None
 
 
-def as_dates(column: pd.Series) -> pd.Series | None:
+def as_dates(column: pd.Series, name: str, source: str) -> pd.Series | None:
     """The column as datetimes when at least DATE_SHARE of its filled cells parse as dates of
-    several digits (not bare numbers, which stay numbers); None otherwise."""
-    filled = column.dropna()
-    if filled.empty or not filled.astype(str).str.contains(r"\d{1,4}\D\d{1,2}\D\d{1,4}").all():
+    one format (not bare numbers, which stay numbers); None otherwise. Day and month are read in
+    the order the cells show (a first field above 12: day first); where no cell shows it, month
+    first, with a warning."""
+    filled = column.dropna().astype(str)
+    fields = filled.str.extract(r"^(\d{1,4})\D(\d{1,2})\D\d{1,4}")
+    if filled.empty or fields[0].isna().any():
         return None
+    first, second = fields[0].astype(int), fields[1].astype(int)
+    dayfirst = bool((fields[0].str.len() <= 2).all() and (first > 12).any())
+    if (fields[0].str.len() <= 2).all() and not (first > 12).any() and not (second > 12).any():
+        warn(f"{source}: column '{name}': no date shows whether the day or the month comes "
+             "first: read month first")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # pandas' "could not infer format"
-        dates = pd.to_datetime(column, errors="coerce", format="mixed")
+        dates = pd.to_datetime(column, errors="coerce", dayfirst=dayfirst)
     if dates[column.notna()].notna().mean() < DATE_SHARE:
         return None
     return dates
@@ -184,8 +206,9 @@ def looks_like_id(column: pd.Series) -> bool:
         return False
     if is_text(column):
         return column.nunique() >= ID_SHARE * len(column)
-    counts_rows = column.notna().all() and bool((column.diff().iloc[1:] == 1).all())
-    return pd.api.types.is_integer_dtype(column.dtype) and counts_rows
+    if not pd.api.types.is_integer_dtype(column.dtype) or column.isna().any():
+        return False
+    return bool((column.diff().iloc[1:] == 1).all())
 
 
 def data_sha256(path: str) -> str:

@@ -1,6 +1,7 @@
 """The reports' only access to MLflow: an experiment's runs, split values, curves and margins
 as pandas DataFrames, and the `report` run that holds the figures."""
 
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ RUN_TAGS = (
 )
 ENCODING = "encoding"  # how the job encoded categorical features: native, ordinal, onehot
 ENCODING_TAG, ENCODING_PARAM = "data.encoding", "dataset.categorical"
+TARGET_TAG, PATH_TAG = "data.target", "data.path"  # a table's target column and file
 NO_ENCODING = "none"  # a bundled or generated dataset: no categorical features to encode
 CELL_KEYS = ["dataset", "method", "engine", ENCODING]
 REPORT_STATUS = "report"
@@ -96,7 +98,28 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     if "tune" in runs.columns:
         tuned = runs["tune"].notna() & (runs["tune"] != UNTUNED)
         runs.loc[tuned, "method"] = runs["method"] + "+" + runs["tune"]
-    return runs.sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
+    return split_datasets(runs).sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
+
+
+def split_datasets(runs: pd.DataFrame) -> pd.DataFrame:
+    """A dataset name whose runs read more than one target (tag data.target) or file (tag
+    data.path: two files of one stem in two sweeps) is that many datasets, each labelled
+    `name [target]` or `name [file]` (the file relative to the files' common folder): two
+    datasets never share a row."""
+    runs = runs.copy()
+    for tag, shown in ((TARGET_TAG, lambda values: values), (PATH_TAG, relative_paths)):
+        if tag not in runs.columns:
+            continue
+        several = runs.groupby("dataset")[tag].transform("nunique") > 1
+        for name, group in runs[several].groupby("dataset"):
+            runs.loc[group.index, "dataset"] = name + " [" + shown(group[tag]) + "]"
+    return runs
+
+
+def relative_paths(paths: pd.Series) -> pd.Series:
+    """Each path relative to the folder common to all (a/data.csv, b/data.csv)."""
+    common = os.path.commonpath(list(paths.dropna().map(os.path.dirname)))
+    return paths.map(lambda path: os.path.relpath(path, common), na_action="ignore")
 
 
 LATEST_SWEEP = "latest"

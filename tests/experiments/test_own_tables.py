@@ -199,3 +199,72 @@ def test_two_files_of_one_name_in_a_sweep_are_refused_before_any_run(compose_job
         "dataset penguins: give each a name of its own in a study file (+sweep=study "
         "study=FILE)\n")
     exit_if_files_share_a_name(jobs[:1] * 2)  # one file twice: fine
+
+
+def test_a_parquet_file_of_category_and_boolean_columns(compose_job, tmp_path):
+    frame = penguins()
+    frame["island"] = frame["island"].astype("category")
+    frame["tagged"] = np.arange(60) % 3 == 0
+    path = tmp_path / "penguins.parquet"
+    frame.to_parquet(path)
+    X, y = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    assert X.shape == (60, 3) and sorted(np.unique(X[:, 1])) == [0.0, 1.0, 2.0]
+
+
+def test_decimal_commas_under_a_decimal_point_are_refused_naming_the_column(compose_job,
+                                                                           tmp_path):
+    path = tmp_path / "wages.csv"
+    path.write_text("hours;wage\n" + "".join(f"{i % 12};{10 + i % 7},{i % 10}\n"
+                                             for i in range(40)))
+    with pytest.raises(ValueError, match=r"wages.csv: column 'wage' holds numbers with a decimal "
+                                         r"comma \(e.g. '10,0'\): set dataset.decimal=comma"):
+        load_dataset(csv_job(compose_job, path, "hours", "regression").dataset)
+
+
+def test_a_numeric_column_with_many_missing_markers_stays_numeric(compose_job, tmp_path):
+    frame = penguins()
+    frame["bill_length_mm"] = frame["bill_length_mm"].astype(object)
+    frame.loc[::4, "bill_length_mm"] = "?"  # a quarter of the cells
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(DataWarning, match="is numeric but for 15 cells of '\\?'"):
+        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    assert np.isnan(X[:, 0]).sum() == 15
+
+
+def test_day_first_dates_are_read_day_first_in_every_row(compose_job, tmp_path):
+    frame = penguins()
+    dates = pd.date_range("2007-11-01", periods=60, freq="D")
+    frame["sampled"] = dates.strftime("%d/%m/%Y")  # 01/11/2007 ... 30/12/2007
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(DataWarning, match="column 'sampled' holds dates"):
+        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    np.testing.assert_array_equal(X[:, 2:5], np.column_stack([dates.year, dates.month, dates.day]))
+
+
+def test_one_file_with_two_targets_is_two_datasets_in_the_report(compose_job, store_uri,
+                                                                 tmp_path):
+    frame = penguins()
+    frame["sex"] = np.where(np.arange(60) % 3 == 0, "female", "male")
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    overrides = ("method=gbt", "method.n_estimators=5", "eval.curve_every=0")
+    for target in ("species", "sex"):
+        assert run_job(csv_job(compose_job, path, target, "binary", *overrides)) == "ok"
+    cfg = csv_job(compose_job, path, "sex", "binary", *overrides)
+    client, experiment_id = open_experiment(store_uri, cfg.mlflow.experiment_name)
+    assert sorted(ok_runs(load_runs(client, experiment_id))["dataset"]) == [
+        "penguins [sex]", "penguins [species]"]
+
+
+def test_two_files_of_one_name_from_two_sweeps_are_two_rows(compose_job, store_uri, tmp_path):
+    overrides = ("method=gbt", "method.n_estimators=5", "eval.curve_every=0")
+    for site, n in (("a", 60), ("b", 80)):
+        (tmp_path / site).mkdir()
+        penguins(n).to_csv(tmp_path / site / "data.csv", index=False)
+        job = csv_job(compose_job, tmp_path / site / "data.csv", "species", "binary", *overrides)
+        assert run_job(job) == "ok"
+    client, experiment_id = open_experiment(store_uri, job.mlflow.experiment_name)
+    ok = ok_runs(load_runs(client, experiment_id))
+    assert sorted(ok["dataset"]) == ["data [a/data.csv]", "data [b/data.csv]"]
