@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from experiments.configs import EvalKind, UncachedPolicy, group_options
-from experiments.datasets import load_dataset
+from experiments.datasets import load_dataset, single_row_classes
 from experiments.studies import StudyError
 from experiments.suite_cache import is_cached, not_cached_message
 from experiments.table_files import absolute_path
@@ -162,7 +162,7 @@ def table_error(dataset: DictConfig) -> str | None:
             message = f"{type(error).__name__}: {message}"
         named = message.startswith(name) or f"{name} (" in message
         return message if named else f"{name}: {message}"
-    return None
+    return single_row_classes(dataset)
 
 
 def suite_options() -> list[str]:

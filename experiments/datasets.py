@@ -36,6 +36,7 @@ class Table(NamedTuple):
     numeric_features: int | None = None
     categorical_features: int | None = None
     repairs: tuple[str, ...] = ()  # the DataWarning lines of its reading (table_files)
+    classes: tuple = ()  # the class labels as read, in the order of their codes 0..K-1
 
 
 def seeded(make: Loader) -> Loader:
@@ -69,7 +70,8 @@ def frame_to_xy(
     n_missing = int(y.isna().sum())
     if n_missing:
         raise ValueError(
-            f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows"
+            f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows: "
+            "fill or drop those rows in the file"
         )
     columns, native = [], []
     features = frame.drop(columns=target)
@@ -156,6 +158,21 @@ def categorical_columns(cfg: DictConfig) -> tuple[int, ...]:
     return _load_config(cfg).native_columns
 
 
+def single_row_classes(cfg: DictConfig) -> str | None:
+    """One line naming the classes of a single row, which no stratified split can put on both
+    sides (None if there are none)."""
+    table = _load_config(cfg)
+    if not table.classes:
+        return None
+    counts = np.bincount(table.y, minlength=len(table.classes))
+    single = [table.classes[code] for code in np.flatnonzero(counts < 2)]
+    if not single:
+        return None
+    shown = ", ".join(repr(getattr(label, "item", lambda label=label: label)()) for label in single)
+    return (f"dataset {cfg.name}: the classes {shown} have a single row, too few for a "
+            "stratified split: fix or drop those rows in the file")
+
+
 def _load_config(cfg: DictConfig) -> Table:
     params = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True, throw_on_missing=True)
     settings = tuple(sorted((key, tuple(value) if isinstance(value, list) else value)
@@ -191,7 +208,8 @@ def _load(params: tuple[tuple[str, object], ...], stamp: tuple[int, int] | None)
                                f"dataset {name}" if data else caught_warning.filename,
                                0 if data else caught_warning.lineno)
     repairs = tuple(str(w.message) for w in caught if issubclass(w.category, DataWarning))
-    table = table._replace(repairs=repairs)
+    classes = () if task is Task.regression else tuple(np.unique(table.y))  # as encode_target
+    table = table._replace(repairs=repairs, classes=classes)
     y = encode_target(name, task, table.y)
     table.X.setflags(write=False)
     y.setflags(write=False)
@@ -281,7 +299,16 @@ def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
     declared = Task.binary if len(classes) == 2 else Task.multiclass
     if task is not declared:
         raise ValueError(
-            f"dataset {name} has {len(classes)} classes: set dataset.task={declared.value}, "
+            f"dataset {name} has {len(classes)} classes ({class_counts(classes, counts)}): set "
+            f"dataset.task={declared.value}, "
             f"not {task.value}"
         )
     return labels
+
+
+def class_counts(classes: np.ndarray, counts: np.ndarray, shown: int = 5) -> str:
+    """'MALE' 168, 'FEMALE' 165, '_' 1: the most frequent classes first, at most `shown`."""
+    order = np.argsort(-counts, kind="stable")[:shown]
+    more = ", ..." if len(classes) > shown else ""
+    labels = [getattr(label, "item", lambda label=label: label)() for label in classes]
+    return ", ".join(f"{labels[i]!r} {counts[i]}" for i in order) + more

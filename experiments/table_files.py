@@ -12,9 +12,11 @@ refused with one line before any run:
   the tokens missing; numbers with a decimal comma under dataset.decimal=point -> refused;
 - a text column of dates of one format -> expanded into <column>.year, .month, .day,
   .day_of_week (day or month first as the cells show it);
-- a text column with a different value in (almost) every row, or whole numbers counting the
-  rows (an ID, a name, free text) -> kept, warned, with the setting that drops it
-  (dataset.drop).
+- a text column with a different value in (almost) every row, or whole numbers different in
+  every row (an ID, a name, free text) -> kept, warned, with the setting that drops it
+  (dataset.drop);
+- a text column of numbers in disguise ($3,750, 12 %) -> kept as categories, warned;
+- a file that is not UTF-8 -> read as Windows-1252, warned.
 """
 
 import csv
@@ -27,10 +29,12 @@ import numpy as np
 import pandas as pd
 
 SEPARATORS = ",;\t|"
+FALLBACK_ENCODING = "cp1252"  # of a CSV file that is not UTF-8: Excel's on Windows
 SNIFF_BYTES = 64 * 1024
 JUNK_TOKENS = 3  # distinct non-numeric tokens a numeric column may hold as missing markers
 NUMERIC_SHARE = 0.5  # of a column's filled cells that must be numbers for junk to be missing
 MOSTLY_NUMERIC = 0.9  # a column kept as categories with this share of numbers is warned
+NUMBER_IN_TEXT = r"[^\d\s]{0,3}\s?-?[\d.,' ]*\d\s?%?"  # $3,750  12 %  3.750,0  EUR 5
 DATE_SHARE = 0.95  # of a text column's filled cells that must parse as dates
 ID_MIN_ROWS = 20  # a column unique per row in fewer rows is not called an ID
 ID_SHARE = 0.9  # of the rows a text column has distinct values in, to be called an ID
@@ -68,14 +72,26 @@ def read_table(path: str, target: str, sep: str | None = None, decimal: str = ".
     else:
         sep = sep or sniff_separator(file)
         check_unique_header(file, sep)
-        thousands = "." if decimal == "," else None  # 3.750,5: the decimal comma's convention
-        frame = pd.read_csv(file, sep=sep, decimal=decimal, thousands=thousands)
+        frame = read_csv(file, sep, decimal)
     unknown = [name for name in drop if name not in frame.columns]
     if unknown:
         raise ValueError(f"dataset.drop names no column of {file.name}: {', '.join(unknown)}; "
                          f"columns: {', '.join(map(str, frame.columns))}")
     frame = frame.drop(columns=list(drop))
     return clean_frame(frame, target, file.name, decimal)
+
+
+def read_csv(file: Path, sep: str, decimal: str) -> pd.DataFrame:
+    """pandas' read_csv in UTF-8, else in Windows-1252 (Excel's CSV on Windows) with a warning;
+    with a decimal comma, a point separates thousands (3.750,5)."""
+    thousands = "." if decimal == "," else None
+    try:
+        return pd.read_csv(file, sep=sep, decimal=decimal, thousands=thousands)
+    except UnicodeDecodeError as error:
+        warn(f"{file.name} is not UTF-8 ({error.reason} at byte {error.start}): read as "
+             f"{FALLBACK_ENCODING}; save it as UTF-8 if its text looks wrong")
+        return pd.read_csv(file, sep=sep, decimal=decimal, thousands=thousands,
+                           encoding=FALLBACK_ENCODING)
 
 
 def sniff_separator(file: Path) -> str:
@@ -173,6 +189,9 @@ def numeric_with_junk(column: pd.Series, name: str, source: str,
         shown = ", ".join(repr(token) for token in tokens[:3])
         warn(f"{source}: column '{name}' holds numbers in {numeric_share:.0%} of its cells and "
              f"{len(tokens)} other values ({shown}, ...): read as categories")
+    elif filled.astype(str).str.fullmatch(NUMBER_IN_TEXT).mean() >= MOSTLY_NUMERIC:
+        warn(f"{source}: column '{name}' looks numeric (e.g. {filled.iloc[0]!r}) but is read "
+             f"as {filled.nunique()} categories: write plain numbers in the file")
     return None
 
 
@@ -200,15 +219,13 @@ def as_dates(column: pd.Series, name: str, source: str) -> pd.Series | None:
 
 def looks_like_id(column: pd.Series) -> bool:
     """In at least ID_MIN_ROWS rows: a text column with a different value in at least ID_SHARE
-    of them (names, IDs, free text), or whole numbers counting the rows (each one more than the
-    last)."""
+    of them (names, IDs, free text), or whole numbers different in every row (a row number, a
+    customer id)."""
     if len(column) < ID_MIN_ROWS:
         return False
     if is_text(column):
         return column.nunique() >= ID_SHARE * len(column)
-    if not pd.api.types.is_integer_dtype(column.dtype) or column.isna().any():
-        return False
-    return bool((column.diff().iloc[1:] == 1).all())
+    return pd.api.types.is_integer_dtype(column.dtype) and column.is_unique
 
 
 def data_sha256(path: str) -> str:

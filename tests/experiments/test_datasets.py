@@ -233,11 +233,13 @@ def test_an_edited_table_is_read_again(compose_job, tmp_path):
         ),
         (
             ["dataset.target=size", "dataset.task=regression"],
-            "target column 'size' of dataset mixed ({path}) is empty in 1 of 4 rows",
+            "target column 'size' of dataset mixed ({path}) is empty in 1 of 4 rows: fill or drop "
+            "those rows in the file",
         ),
         (
             ["dataset.target=label", "dataset.task=binary"],
-            "dataset mixed has 3 classes: set dataset.task=multiclass, not binary",
+            "dataset mixed has 3 classes ('a' 2, 'b' 1, 'c' 1): set dataset.task=multiclass, "
+            "not binary",
         ),
         (
             ["dataset.target=label", "dataset.task=regression"],
@@ -260,7 +262,8 @@ def test_a_bad_table_is_refused_with_one_line(compose_job, table, overrides, mes
 
 def test_n_classes_must_agree_with_the_task(compose_job):
     cfg = compose_job("dataset=nested_spheres", "dataset.n_classes=3", "dataset.n_samples=300")
-    with pytest.raises(ValueError, match="^dataset nested_spheres has 3 classes: set dataset.task"):
+    message = r"^dataset nested_spheres has 3 classes \(1 103, 0 100, 2 97\): set dataset.task"
+    with pytest.raises(ValueError, match=message):
         load_dataset(cfg.dataset)
 
 

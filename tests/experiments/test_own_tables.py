@@ -268,3 +268,37 @@ def test_two_files_of_one_name_from_two_sweeps_are_two_rows(compose_job, store_u
     client, experiment_id = open_experiment(store_uri, job.mlflow.experiment_name)
     ok = ok_runs(load_runs(client, experiment_id))
     assert sorted(ok["dataset"]) == ["data [a/data.csv]", "data [b/data.csv]"]
+
+
+def test_a_class_of_a_single_row_is_refused_before_any_run_naming_it(compose_job, tmp_path,
+                                                                       capsys):
+    frame = penguins()
+    frame.loc[7, "species"] = "_"  # a stray label, as OpenML's penguins has in `sex`
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    with pytest.raises(SystemExit):
+        exit_if_invalid(csv_job(compose_job, path, "species", "binary"))
+    assert "dataset penguins has 3 classes ('Adelie' 30, 'Gentoo' 29, '_' 1)" in (
+        capsys.readouterr().err)
+    with pytest.raises(SystemExit):
+        exit_if_invalid(csv_job(compose_job, path, "species", "multiclass"))
+    assert capsys.readouterr().err == (
+        "error: dataset penguins: the classes '_' have a single row, too few for a stratified "
+        "split: fix or drop those rows in the file\n")
+
+
+def test_numbers_in_disguise_random_ids_and_windows_files_are_warned(compose_job, tmp_path):
+    frame = penguins()
+    frame["customer_id"] = np.random.default_rng(1).permutation(60) + 100_000
+    frame["fee"] = [f"${1000 + 37 * i:,}" for i in range(60)]  # $1,000 ... $3,183
+    frame["island"] = frame["island"].str.replace("Dream", "Drëam")
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False, encoding="cp1252")
+    with pytest.warns(DataWarning) as caught:
+        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    lines = [str(warning.message) for warning in caught]
+    assert any("penguins.csv is not UTF-8" in line and "read as cp1252" in line for line in lines)
+    assert any("column 'customer_id' has 60 distinct values in 60 rows" in line for line in lines)
+    assert any("column 'fee' looks numeric (e.g. '$1,000') but is read as 60 categories" in line
+               for line in lines)
+    assert X.shape == (60, 4)
