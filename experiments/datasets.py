@@ -37,6 +37,7 @@ class Table(NamedTuple):
     categorical_features: int | None = None
     repairs: tuple[str, ...] = ()  # the DataWarning lines of its reading (table_files)
     classes: tuple = ()  # the class labels as read, in the order of their codes 0..K-1
+    native_names: tuple[str, ...] = ()  # the column names of native_columns
 
 
 def seeded(make: Loader) -> Loader:
@@ -73,7 +74,7 @@ def frame_to_xy(
             f"target column '{target}' of {source} is empty in {n_missing} of {len(y)} rows: "
             "fill or drop those rows in the file"
         )
-    columns, native = [], []
+    columns, native, native_names = [], [], []
     features = frame.drop(columns=target)
     for name, column in features.items():
         if pd.api.types.is_numeric_dtype(column):
@@ -84,12 +85,13 @@ def frame_to_xy(
         else:
             if categorical == "native":
                 native.append(sum(block.shape[1] for block in columns))
+                native_names.append(str(name))
             codes = column.astype("category").cat.codes.to_numpy()
             columns.append(np.where(codes >= 0, codes, np.nan)[:, None])
     X = np.hstack(columns) if columns else np.empty((len(frame), 0))
     n_categorical = sum(not pd.api.types.is_numeric_dtype(dtype) for dtype in features.dtypes)
     return Table(X, y.to_numpy(), tuple(native), features.shape[1] - n_categorical,
-                 n_categorical)
+                 n_categorical, native_names=tuple(native_names))
 
 
 def load_table(name: str, path: str, target: str, categorical: str = "ordinal",
@@ -156,6 +158,15 @@ def categorical_columns(cfg: DictConfig) -> tuple[int, ...]:
     """The columns of X that dataset.categorical=native asks the engines to split as
     categories (none for other encodings and for datasets without non-numeric features)."""
     return _load_config(cfg).native_columns
+
+
+def native_category_counts(cfg: DictConfig) -> dict[str, int]:
+    """Each column split natively as categories (dataset.categorical=native): its name and its
+    number of categories."""
+    table = _load_config(cfg)
+    return {name: len(np.unique(column[~np.isnan(column)]))
+            for name, column in zip(table.native_names, table.X[:, list(table.native_columns)].T,
+                                    strict=True)}  # fmt: skip
 
 
 def single_row_classes(cfg: DictConfig) -> str | None:

@@ -6,9 +6,10 @@ from collections.abc import Callable
 import numpy as np
 from omegaconf import DictConfig
 from sklearn.base import BaseEstimator
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
 from experiments.configs import Task, method_key
-from experiments.datasets import categorical_columns
+from experiments.datasets import categorical_columns, native_category_counts
 from experiments.engines.categorical import with_native_categories
 from experiments.engines.inhouse import inhouse_estimator, inhouse_gbt
 from experiments.engines.lightgbm_models import lightgbm_gbt, lightgbm_random_forest
@@ -104,8 +105,24 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
         raise SkippedJob(NO_REFERENCE.get((method, engine), default))
     method_config = with_task_defaults(cfg.method, task)
     spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
-    return with_native_categories(BUILDERS[method, engine](spec), native_columns(cfg.dataset),
-                                  shape[1], method_config)
+    built = BUILDERS[method, engine](spec)
+    columns = native_columns(cfg.dataset)
+    if columns:
+        check_category_counts(built.estimator, native_category_counts(cfg.dataset))
+    return with_native_categories(built, columns, shape[1], method_config)
+
+
+def check_category_counts(estimator: BaseEstimator, counts: dict[str, int]) -> None:
+    """SkippedJob when scikit-learn's HistGradientBoosting is to split a column of more
+    categories than its max_bins (255): it refuses them, where the in-house engine and LightGBM
+    group the rarest and XGBoost takes any."""
+    if not isinstance(estimator, HistGradientBoostingClassifier | HistGradientBoostingRegressor):
+        return
+    for name, count in counts.items():
+        if count > estimator.max_bins:
+            raise SkippedJob(f"{type(estimator).__name__} splits at most {estimator.max_bins} "
+                             f"categories; column '{name}' has {count} "
+                             "(dataset.categorical=ordinal runs it)")
 
 
 def check_takes_missing_values(estimator: BaseEstimator, X: np.ndarray) -> None:

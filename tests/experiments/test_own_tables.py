@@ -302,3 +302,20 @@ def test_numbers_in_disguise_random_ids_and_windows_files_are_warned(compose_job
     assert any("column 'fee' looks numeric (e.g. '$1,000') but is read as 60 categories" in line
                for line in lines)
     assert X.shape == (60, 4)
+
+
+def test_histgradientboosting_is_skipped_past_its_255_categories_naming_the_column(
+        compose_job, runs_of, tmp_path):
+    frame = penguins(600)
+    frame["code"] = [f"C{i % 300:03d}" for i in range(600)]
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    overrides = ("dataset.categorical=native", "method=gbt", "method.n_estimators=5",
+                 "eval.curve_every=0")
+    skipped = csv_job(compose_job, path, "species", "binary", "engine=sklearn", *overrides)
+    assert run_job(skipped) == "skipped"
+    [run] = runs_of(skipped)
+    assert run.data.tags["skip_reason"] == (
+        "HistGradientBoostingClassifier splits at most 255 categories; column 'code' has 300 "
+        "(dataset.categorical=ordinal runs it)")
+    assert run_job(csv_job(compose_job, path, "species", "binary", *overrides)) == "ok"
