@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 
-from hydra.errors import HydraException, MissingConfigException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
@@ -210,6 +210,10 @@ def describe_config_error(error: Exception) -> str:
         group, _, option = error.missing_cfg_file.rpartition("/")
         options = group_options(group) or list(error.options or [])
         return f"unknown {group} '{option}'; choose one of: {', '.join(options)}"
+    if isinstance(error, OverrideParseException):
+        key, _, value = error.override.partition("=")
+        return (f"cannot parse the override '{error.override}': quote its value, as in "
+                f"{key}=\"'{value}'\" (Hydra reads ~ ( ) [ ] {{ }} , = and spaces as its own)")
     study_error = next((link for link in causes(error) if isinstance(link, StudyError)), None)
     if study_error is not None:
         return str(study_error)  # raised by a resolver: the study file and its fault

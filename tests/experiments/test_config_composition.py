@@ -3,7 +3,7 @@ refused with one line naming them."""
 
 import pytest
 from hydra import compose, initialize_config_dir
-from hydra.errors import ConfigCompositionException
+from hydra.errors import ConfigCompositionException, OverrideParseException
 from hydra.types import RunMode
 
 from experiments.callback import sweep_job_configs
@@ -138,3 +138,13 @@ def test_a_bad_override_is_refused_in_one_line_naming_it(override, message):
     description = describe_config_error(error.value)
     assert description.startswith(message)
     assert "\n" not in description
+
+
+def test_an_override_hydra_cannot_parse_is_told_how_to_quote():
+    """~ and parentheses are Hydra's own characters: a path with them must be quoted."""
+    with pytest.raises(OverrideParseException) as error:
+        compose_config("dataset=csv", "dataset.path=~/data/credit (2).csv")
+    assert describe_config_error(error.value) == (
+        "cannot parse the override 'dataset.path=~/data/credit (2).csv': quote its value, as in "
+        "dataset.path=\"'~/data/credit (2).csv'\" (Hydra reads ~ ( ) [ ] { } , = and spaces as "
+        "its own)")
