@@ -212,8 +212,12 @@ def describe_config_error(error: Exception) -> str:
         return f"unknown {group} '{option}'; choose one of: {', '.join(options)}"
     if isinstance(error, OverrideParseException):
         key, _, value = error.override.partition("=")
+        if value.startswith("[") and value.endswith("]"):  # a list: quote each element
+            value = "[" + ",".join(f"'{item.strip()}'" for item in value[1:-1].split(",")) + "]"
+        else:
+            value = f"'{value}'"
         return (f"cannot parse the override '{error.override}': quote its value, as in "
-                f"{key}=\"'{value}'\" (Hydra reads ~ ( ) [ ] {{ }} , = and spaces as its own)")
+                f"{key}=\"{value}\" (Hydra reads ~ ( ) [ ] {{ }} , = and spaces as its own)")
     study_error = next((link for link in causes(error) if isinstance(link, StudyError)), None)
     if study_error is not None:
         return str(study_error)  # raised by a resolver: the study file and its fault

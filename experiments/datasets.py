@@ -276,10 +276,21 @@ def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str,
     if "target" in cfg:
         tags["target"] = cfg.target or "default"
     if loader == "csv":
-        tags |= {"path": table_file(cfg.path), "sha256": data_sha256(cfg.path)}
+        tags |= {"path": table_file(cfg.path), "sha256": data_sha256(cfg.path),
+                 "reading": reading_settings(cfg)}
     if table.repairs:
         tags["warnings"] = "\n".join(table.repairs)[:MAX_TAG_CHARS]
     return {f"data.{key}": str(value) for key, value in tags.items()}
+
+
+def reading_settings(cfg: DictConfig) -> str:
+    """How a file was read beyond its path and target (drop, sep, decimal), as `key=value; ...`
+    of the settings away from their defaults (tag data.reading: the report's rows keep two
+    readings of one file apart); `default` if none."""
+    decimal = getattr(cfg.decimal, "name", cfg.decimal)
+    changed = {"drop": ",".join(cfg.drop), "sep": cfg.sep or "",
+               "decimal": "" if decimal == DecimalMark.point.name else decimal}
+    return "; ".join(f"{key}={value}" for key, value in changed.items() if value) or "default"
 
 
 def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
@@ -288,6 +299,13 @@ def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
     looks like: text to regress; to classify, fractional numbers, or whole numbers most of
     whose values are in a single row."""
     if task is Task.regression:
+        numbers = pd.to_numeric(pd.Series(y), errors="coerce")
+        text = y[numbers.isna().to_numpy()]
+        if y.dtype.kind not in "iuf" and 0 < len(text) <= len(y) / 2:
+            raise ValueError(f"dataset {name}: the regression target has {len(text)} cells that "
+                             f"are not numbers (e.g. {text[0]!r}): fix or drop those rows")
+        if y.dtype.kind not in "iuf" and len(text) == 0:
+            return numbers.to_numpy(dtype=np.float64)
         if y.dtype.kind not in "iuf":
             classes = pd.unique(y)
             shown = ", ".join(map(repr, classes[:3]))

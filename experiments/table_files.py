@@ -7,15 +7,19 @@ refused with one line before any run:
   refused; the CSV separator is sniffed among , ; tab | unless dataset.sep names it;
 - text cells: surrounding spaces stripped (`"Adelie "` would be a class of its own), an empty
   cell is missing;
-- a text column whose values are numbers but for a few junk tokens (`?`, `-`, `n/a`: at most
-  JUNK_TOKENS distinct ones, the numbers at least NUMERIC_SHARE of the filled cells) -> numeric,
-  the tokens missing; numbers with a decimal comma under dataset.decimal=point -> refused;
+- a text column of numbers but for missing markers (`?`, `-`, `n/a`, ...: MISSING_MARKERS; the
+  numbers at least NUMERIC_SHARE of the filled cells) -> numeric, the markers missing; with
+  other tokens (`A`, `3+`) -> categories, warned; numbers with a decimal comma under
+  dataset.decimal=point -> refused;
+- infinite numbers -> missing, warned; Parquet datetimes expanded as dates below, durations in
+  seconds;
 - a text column of dates of one format -> expanded into <column>.year, .month, .day,
   .day_of_week (day or month first as the cells show it);
 - a text column with a different value in (almost) every row, or whole numbers different in
   every row (an ID, a name, free text) -> kept, warned, with the setting that drops it
   (dataset.drop);
-- a text column of numbers in disguise ($3,750, 12 %) -> kept as categories, warned;
+- a text column of numbers in disguise ($3,750, 12 %, 6,102) -> kept as categories, warned;
+- the target column: only stripped (a class label is never read as missing).
 - a file that is not UTF-8 -> read as Windows-1252, warned.
 """
 
@@ -28,13 +32,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+READER_VERSION = 1  # part of a file job's run_key: bump it when a file would be read otherwise
 SEPARATORS = ",;\t|"
+SEPARATOR_NAMES = {"tab": "\t", "semicolon": ";", "comma": ",", "pipe": "|"}
 FALLBACK_ENCODING = "cp1252"  # of a CSV file that is not UTF-8: Excel's on Windows
 SNIFF_BYTES = 64 * 1024
-JUNK_TOKENS = 3  # distinct non-numeric tokens a numeric column may hold as missing markers
-NUMERIC_SHARE = 0.5  # of a column's filled cells that must be numbers for junk to be missing
-MOSTLY_NUMERIC = 0.9  # a column kept as categories with this share of numbers is warned
-NUMBER_IN_TEXT = r"[^\d\s]{0,3}\s?-?[\d.,' ]*\d\s?%?"  # $3,750  12 %  3.750,0  EUR 5
+MISSING_MARKERS = {"?", "-", "--", ".", "na", "n/a", "n.a.", "nan", "null", "none", "nil",
+                   "missing", "unknown", "#n/a", "#value!", "#div/0!"}  # lower case
+NUMERIC_SHARE = 0.5  # of a column's filled cells that must be numbers for markers to be missing
+MOSTLY_NUMERIC = 0.9  # of a text column's cells that look like decorated numbers, to be warned
+NUMBER_IN_TEXT = (r"[$€£¥]\s?-?[\d.,']*\d|-?[\d.,']*\d\s?%|-?\d{1,3}(,\d{3})+(\.\d+)?"
+                  r"|-?\d{1,3}(\.\d{3})+(,\d+)?")  # $3,750  12 %  6,102.5  3.750,0
 DATE_SHARE = 0.95  # of a text column's filled cells that must parse as dates
 ID_MIN_ROWS = 20  # a column unique per row in fewer rows is not called an ID
 ID_SHARE = 0.9  # of the rows a text column has distinct values in, to be called an ID
@@ -70,7 +78,7 @@ def read_table(path: str, target: str, sep: str | None = None, decimal: str = ".
     if file.suffix == ".parquet":
         frame = pd.read_parquet(file)
     else:
-        sep = sep or sniff_separator(file)
+        sep = SEPARATOR_NAMES.get(sep, sep) if sep else sniff_separator(file)
         check_unique_header(file, sep)
         frame = read_csv(file, sep, decimal)
     unknown = [name for name in drop if name not in frame.columns]
@@ -82,16 +90,15 @@ def read_table(path: str, target: str, sep: str | None = None, decimal: str = ".
 
 
 def read_csv(file: Path, sep: str, decimal: str) -> pd.DataFrame:
-    """pandas' read_csv in UTF-8, else in Windows-1252 (Excel's CSV on Windows) with a warning;
-    with a decimal comma, a point separates thousands (3.750,5)."""
-    thousands = "." if decimal == "," else None
+    """pandas' read_csv in UTF-8, else in Windows-1252 (Excel's CSV on Windows) with a warning.
+    No thousands separator is assumed: a cell pandas cannot read as a number stays text, and is
+    read by numeric_with_junk (which reads 29.0 under a decimal comma too) or warned."""
     try:
-        return pd.read_csv(file, sep=sep, decimal=decimal, thousands=thousands)
+        return pd.read_csv(file, sep=sep, decimal=decimal)
     except UnicodeDecodeError as error:
         warn(f"{file.name} is not UTF-8 ({error.reason} at byte {error.start}): read as "
              f"{FALLBACK_ENCODING}; save it as UTF-8 if its text looks wrong")
-        return pd.read_csv(file, sep=sep, decimal=decimal, thousands=thousands,
-                           encoding=FALLBACK_ENCODING)
+        return pd.read_csv(file, sep=sep, decimal=decimal, encoding=FALLBACK_ENCODING)
 
 
 def sniff_separator(file: Path) -> str:
@@ -123,26 +130,41 @@ def clean_frame(frame: pd.DataFrame, target: str, source: str,
     frame.columns = [name.strip() if isinstance(name, str) else name for name in frame.columns]
     columns = {}
     for name, column in frame.items():
-        if is_text(column):
+        if name == target:
+            column = stripped(column, name, source) if is_text(column) else column
+        elif is_text(column):
             column = stripped(column, name, source)
             numbers = numeric_with_junk(column, name, source, decimal)
             if numbers is not None:
                 column = numbers
-            elif name != target:
+            else:
                 dates = as_dates(column, name, source)
                 if dates is not None:
-                    parts = {f"{name}.{part}": getattr(dates.dt, part).astype("Float64")
-                             for part in DATE_PARTS}
-                    warn(f"{source}: column '{name}' holds dates: expanded into "
-                         f"{', '.join(parts)} (dataset.drop=[{name}] leaves it out)")
-                    columns |= parts
+                    columns |= date_parts(dates, name, source)
                     continue
+        elif pd.api.types.is_datetime64_any_dtype(column.dtype):
+            columns |= date_parts(column, name, source)
+            continue
+        elif pd.api.types.is_timedelta64_dtype(column.dtype):
+            column = column.dt.total_seconds()
+        elif pd.api.types.is_float_dtype(column.dtype) and np.isinf(column).any():
+            warn(f"{source}: column '{name}' has {int(np.isinf(column).sum())} infinite values: "
+                 "read as missing")
+            column = column.replace([np.inf, -np.inf], np.nan)
         if name != target and looks_like_id(column):
             warn(f"{source}: column '{name}' has {column.nunique()} distinct values in "
                  f"{len(column)} rows (an ID or free text?); it is used as a feature: "
                  f"dataset.drop=[{name}] leaves it out")
         columns[name] = column
     return pd.DataFrame(columns, index=frame.index)
+
+
+def date_parts(dates: pd.Series, name: str, source: str) -> dict[str, pd.Series]:
+    """<name>.year, .month, .day, .day_of_week of a column of dates, with a warning."""
+    parts = {f"{name}.{part}": getattr(dates.dt, part).astype("Float64") for part in DATE_PARTS}
+    warn(f"{source}: column '{name}' holds dates: expanded into {', '.join(parts)} "
+         f"(dataset.drop=[{name}] leaves it out)")
+    return parts
 
 
 def is_text(column: pd.Series) -> bool:
@@ -164,32 +186,37 @@ def stripped(column: pd.Series, name: str, source: str) -> pd.Series:
 
 def numeric_with_junk(column: pd.Series, name: str, source: str,
                       decimal: str) -> pd.Series | None:
-    """The column as float64 when at least NUMERIC_SHARE of its filled cells are numbers and the
-    others hold at most JUNK_TOKENS distinct tokens (read as missing, with a warning); None
-    otherwise, with a warning when the column is still mostly numbers. Numbers written with a
-    decimal comma while dataset.decimal is point are refused (they would become categories)."""
-    filled = column.dropna()
+    """The column as float64 when at least NUMERIC_SHARE of its filled cells are numbers and
+    every other cell is a MISSING_MARKERS token (read as missing, with a warning); None
+    otherwise, with a warning when the column is still mostly numbers (other tokens, $3,750).
+    Numbers written with a decimal comma (not a thousands comma: 6,102) while dataset.decimal
+    is point are refused (they would become categories)."""
+    filled = column.dropna().astype(str)
     if filled.empty:
         return None
-    numbers = pd.to_numeric(filled, errors="coerce")
+    numbers = pd.to_numeric(filled.str.replace(",", ".") if decimal == "," else filled,
+                            errors="coerce")
     junk = filled[numbers.isna()]
     tokens = junk.unique()
     numeric_share = 1 - len(junk) / len(filled)
-    if numeric_share >= NUMERIC_SHARE and len(tokens) <= JUNK_TOKENS:
+    markers = all(str(token).lower() in MISSING_MARKERS for token in tokens)
+    if numeric_share >= NUMERIC_SHARE and markers:
         if len(tokens):
             shown = ", ".join(repr(token) for token in tokens)
             warn(f"{source}: column '{name}' is numeric but for {len(junk)} cells of {shown}: "
                  "read as missing")
-        return pd.to_numeric(column, errors="coerce").astype(np.float64)
-    comma = filled.astype(str).str.fullmatch(r"-?[\d.]*\d,\d+")
-    if decimal == "." and comma.mean() >= NUMERIC_SHARE:
+        return numbers.reindex(column.index).astype(np.float64)
+    decimal_comma = filled.str.fullmatch(r"-?\d*,\d+") & ~filled.str.fullmatch(
+        r"-?\d{1,3}(,\d{3})+")
+    if decimal == "." and decimal_comma.mean() >= NUMERIC_SHARE:
         raise ValueError(f"{source}: column '{name}' holds numbers with a decimal comma (e.g. "
-                         f"{filled[comma].iloc[0]!r}): set dataset.decimal=comma")
-    if numeric_share >= MOSTLY_NUMERIC:
+                         f"{filled[decimal_comma].iloc[0]!r}): set dataset.decimal=comma")
+    if numeric_share >= NUMERIC_SHARE:
         shown = ", ".join(repr(token) for token in tokens[:3])
         warn(f"{source}: column '{name}' holds numbers in {numeric_share:.0%} of its cells and "
-             f"{len(tokens)} other values ({shown}, ...): read as categories")
-    elif filled.astype(str).str.fullmatch(NUMBER_IN_TEXT).mean() >= MOSTLY_NUMERIC:
+             f"{len(tokens)} other values ({shown}{', ...' * (len(tokens) > 3)}): read as "
+             "categories")
+    elif filled.str.fullmatch(NUMBER_IN_TEXT).mean() >= MOSTLY_NUMERIC:
         warn(f"{source}: column '{name}' looks numeric (e.g. {filled.iloc[0]!r}) but is read "
              f"as {filled.nunique()} categories: write plain numbers in the file")
     return None

@@ -27,7 +27,7 @@ from experiments.paths import PROJECT_ROOT
 from experiments.store import sqlite_path, tracking_uri
 from experiments.store_retry import retry_when_busy
 from experiments.suite_cache import is_cached
-from experiments.table_files import data_sha256
+from experiments.table_files import READER_VERSION, data_sha256
 
 SWEEP_RUN_ENV = "EXPERIMENTS_SWEEP_RUN"  # the sweep's parent run id, set for its jobs
 ERROR_MAX_CHARS = 500
@@ -57,7 +57,8 @@ def job_config(cfg: DictConfig) -> dict[str, Any]:
     """The resolved job config without the tracking settings (`mlflow`, `resume`), the suite and
     the study (its dataset's entry is interpolated into `dataset`); a tuned job keeps `tune` and its
     method's search space, an untuned one neither (so that its run_key is the one it had before
-    tuning existed). A dataset file's sha256 joins its dataset: an edited file is a new job; so
+    tuning existed). A dataset file's sha256 and the reader's version join its dataset: an
+    edited file, or one the lab now reads otherwise, is a new job; so
     does `uncached` for a suite dataset missing from the cache, so that the job skipped for it
     runs once the data is fetched."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
@@ -67,7 +68,7 @@ def job_config(cfg: DictConfig) -> dict[str, Any]:
         if key not in (*TRACKING_KEYS, "tune", "search_space", "suite", "study")
     }
     if cfg.dataset.get("loader") == "csv":
-        job["dataset"]["sha256"] = data_sha256(cfg.dataset.path)
+        job["dataset"] |= {"sha256": data_sha256(cfg.dataset.path), "reader": READER_VERSION}
     if cfg.dataset.get("loader") == "suite" and not is_cached(cfg.dataset.suite, cfg.dataset.name,
                                                                cfg.dataset.cache):  # fmt: skip
         job["dataset"]["uncached"] = True

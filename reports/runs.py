@@ -26,6 +26,7 @@ RUN_TAGS = (
 ENCODING = "encoding"  # how the job encoded categorical features: native, ordinal, onehot
 ENCODING_TAG, ENCODING_PARAM = "data.encoding", "dataset.categorical"
 TARGET_TAG, PATH_TAG = "data.target", "data.path"  # a table's target column and file
+READING_TAG = "data.reading"  # a file's reading settings (drop, sep, decimal)
 NO_ENCODING = "none"  # a bundled or generated dataset: no categorical features to encode
 CELL_KEYS = ["dataset", "method", "engine", ENCODING]
 REPORT_STATUS = "report"
@@ -102,12 +103,14 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
 
 
 def split_datasets(runs: pd.DataFrame) -> pd.DataFrame:
-    """A dataset name whose runs read more than one target (tag data.target) or file (tag
-    data.path: two files of one stem in two sweeps) is that many datasets, each labelled
-    `name [target]` or `name [file]` (the file relative to the files' common folder): two
-    datasets never share a row."""
+    """A dataset name whose runs read more than one target (tag data.target), file (tag
+    data.path: two files of one stem in two sweeps) or reading of a file (tag data.reading:
+    dataset.drop, sep, decimal) is that many datasets, each labelled `name [target]`,
+    `name [file]` (relative to the files' common folder) or `name [drop=id]`: two datasets never
+    share a row."""
     runs = runs.copy()
-    for tag, shown in ((TARGET_TAG, lambda values: values), (PATH_TAG, relative_paths)):
+    for tag, shown in ((TARGET_TAG, lambda values: values), (PATH_TAG, relative_paths),
+                       (READING_TAG, lambda values: values)):
         if tag not in runs.columns:
             continue
         several = runs.groupby("dataset")[tag].transform("nunique") > 1

@@ -319,3 +319,66 @@ def test_histgradientboosting_is_skipped_past_its_255_categories_naming_the_colu
         "HistGradientBoostingClassifier splits at most 255 categories; column 'code' has 300 "
         "(dataset.categorical=ordinal runs it)")
     assert run_job(csv_job(compose_job, path, "species", "binary", *overrides)) == "ok"
+
+
+def test_only_missing_markers_become_missing_other_tokens_keep_a_column_categorical(
+        compose_job, tmp_path):
+    frame = penguins()
+    frame["grade"] = np.array(["1", "2", "3", "A", "B"])[np.arange(60) % 5]
+    frame["fare"] = np.where(np.arange(60) % 6 == 0, "-", (np.arange(60) * 1.5).astype(str))
+    frame["label"] = np.where(np.arange(60) % 2 == 0, "1", "?")  # a target is never 'missing'
+    path = tmp_path / "penguins.csv"
+    frame.drop(columns="species").to_csv(path, index=False)
+    cfg = csv_job(compose_job, path, "label", "binary")
+    with pytest.warns(DataWarning) as caught:
+        X, y = load_dataset(cfg.dataset)
+    lines = [str(warning.message) for warning in caught]
+    assert any("column 'grade' holds numbers in 60% of its cells and 2 other values ('A', 'B')"
+               ": read as categories" in line for line in lines)
+    assert any("column 'fare' is numeric but for 10 cells of '-'" in line for line in lines)
+    assert sorted(np.unique(X[:, 2])) == [0, 1, 2, 3, 4]  # grade: 5 categories, none lost
+    assert np.isnan(X[:, 3]).sum() == 10 and np.bincount(y).tolist() == [30, 30]
+
+
+def test_thousands_commas_are_not_decimal_commas_and_points_survive_a_decimal_comma(
+        compose_job, tmp_path):
+    frame = penguins()
+    frame["income"] = [f"{v:,}" for v in 1000 + 97 * np.arange(60)]  # "1,000" ... "6,723"
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    with pytest.warns(DataWarning, match="column 'income' looks numeric"):
+        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    comma = csv_job(compose_job, path, "species", "binary", "dataset.decimal=comma",
+                    "dataset.drop=[income]")
+    X_comma, _ = load_dataset(comma.dataset)  # 38.5 stays 38.5, not 385
+    np.testing.assert_array_equal(X_comma[:, 0], penguins()["bill_length_mm"])
+
+
+def test_infinite_values_dates_and_durations_of_a_parquet_file(compose_job, tmp_path):
+    frame = penguins()
+    frame["ratio"] = np.where(np.arange(60) % 10 == 0, np.inf, 1.0)
+    frame["when"] = pd.date_range("2007-11-01", periods=60, freq="h")
+    frame["dur"] = pd.to_timedelta(np.arange(60), unit="s")
+    path = tmp_path / "penguins.parquet"
+    frame.to_parquet(path)
+    with pytest.warns(DataWarning) as caught:
+        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    lines = [str(warning.message) for warning in caught]
+    assert any("column 'ratio' has 6 infinite values: read as missing" in line for line in lines)
+    assert any("column 'when' holds dates: expanded into when.year" in line for line in lines)
+    assert X.shape == (60, 2 + 1 + 4 + 1) and np.isnan(X[:, 2]).sum() == 6
+    np.testing.assert_array_equal(X[:, -1], np.arange(60))  # the durations, in seconds
+
+
+def test_two_readings_of_one_file_are_two_rows_of_the_report(compose_job, store_uri, tmp_path):
+    frame = penguins()
+    frame["sample_id"] = [f"N{i:03d}" for i in range(60)]
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False, sep="\t")
+    overrides = ("method=gbt", "method.n_estimators=5", "eval.curve_every=0", "dataset.sep=tab")
+    for drop in ("[]", "[sample_id]"):
+        job = csv_job(compose_job, path, "species", "binary", f"dataset.drop={drop}", *overrides)
+        assert run_job(job) == "ok"
+    client, experiment_id = open_experiment(store_uri, job.mlflow.experiment_name)
+    assert sorted(ok_runs(load_runs(client, experiment_id))["dataset"]) == [
+        "penguins [drop=sample_id; sep=tab]", "penguins [sep=tab]"]
