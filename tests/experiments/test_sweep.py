@@ -38,7 +38,9 @@ def test_a_single_failing_job_fails_the_command_with_its_cause_on_stderr(cli, cl
     assert run.data.tags["status"] == "failed"
 
 
-def test_a_data_error_of_a_single_job_ends_stderr_with_the_cause(cli, cli_runs, tmp_path):
+def test_a_data_error_of_a_single_job_is_refused_before_its_run(cli, cli_runs, tmp_path):
+    """A file that cannot be read as stated (here: no such target column) stops the command
+    with the cause as its last line, before any run is logged."""
     table = tmp_path / "table.csv"
     table.write_text("a,b\n1,2\n3,4\n")
     result = cli(
@@ -48,13 +50,11 @@ def test_a_data_error_of_a_single_job_ends_stderr_with_the_cause(cli, cli_runs, 
         "dataset.task=binary",
         "mlflow.experiment_name=no_target",
     )
-    assert result.returncode != 0
+    assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == (
-        "error: csv/random_forest/auto/inhouse seed=0 failed: ValueError: no target column "
-        f"'y_true' in {table}; columns: a, b; its run holds the error tag and traceback.txt"
+        f"error: no target column 'y_true' in dataset table ({table}); columns: a, b"
     )
-    [run] = cli_runs("no_target")
-    assert run.data.tags["status"] == "failed"
+    assert cli_runs("no_target") == []
 
 
 def test_a_rerun_sweep_logs_no_job_twice_skipped_ones_included(cli, cli_runs):
