@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from experiments.environment import ENVIRONMENT_TAGS
-from reports.runs import ENCODING
+from reports.runs import ENCODING, ReportError
 
 PRIMARY_METRICS = ("test_error", "test_rmse")
 PAIR_KEYS = ["method", "engine"]
@@ -115,10 +115,29 @@ class MetricTable:
         return list(self.mean.columns.names)
 
 
+def check_one_run_per_split(values: pd.DataFrame, keys: list[str]) -> None:
+    """ReportError naming the cell where two runs share a seed and a split: they differ in a
+    setting the tables do not key by (a loss, another parameter, a file's runs logged before its
+    target and reading were tagged), and pooling them as repeats would be a wrong number."""
+    shared = values.duplicated(["dataset", *keys, "seed", "split"], keep=False)
+    if not shared.any():
+        return
+    row = values[shared].iloc[0]
+    column = " / ".join(str(row[key]) for key in keys)
+    n = int((shared & (values[["dataset", *keys]] == row[["dataset", *keys]]).all(axis=1)).sum())
+    raise ReportError(f"dataset {row['dataset']}, column {column}: {n} runs share seed "
+                      f"{row['seed']} and split {row['split']}; they differ in a setting the "
+                      "tables do not tell apart (a loss, a method parameter, or a file run "
+                      "before its target and reading were tagged): report them apart with "
+                      "--sweep, or from experiments of their own")
+
+
 def summarize(values: pd.DataFrame, metric: str) -> MetricTable:
     """Mean and sample standard deviation (ddof=1; NaN for a single value) of each cell, pooling
-    all (seed, split) values of `values` (the long table of `runs.load_split_values`)."""
+    all (seed, split) values of `values` (the long table of `runs.load_split_values`); a
+    ReportError when two runs of one cell share a seed and split (see check_one_run_per_split)."""
     keys = column_keys(values)
+    check_one_run_per_split(values, keys)
     stats = values.groupby(["dataset", *keys])["value"].agg(["mean", "std", "count"])
     wide = {name: stats[name].unstack(keys).sort_index(axis=1) for name in stats.columns}
     return MetricTable(

@@ -235,3 +235,20 @@ def test_runs_from_two_environments_give_one_warning_line():
                     "(xgboost 3.3.0)); their times and scores may not be comparable")
     assert mixed_environments_line(runs.iloc[:2]) is None
     assert mixed_environments_line(pd.DataFrame({"status": ["ok"]})) is None
+
+
+def test_two_runs_of_one_cell_seed_and_split_are_refused_not_pooled(tmp_path):
+    """Two losses of one method (the tables key by method and engine) would pool as repeats:
+    the report stops with one line naming the cell instead of averaging them or crashing."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment_id = client.create_experiment("losses")
+    for key in ("squared", "huber"):
+        log_run(client, experiment_id, 1, "friedman1", GBT, 0, "ok", [1.0], run_key=key)
+    with pytest.raises(ReportError) as error:
+        build_report(uri, "losses", tmp_path / "out")
+    assert str(error.value) == (
+        "dataset friedman1, column gbt / xgboost: 2 runs share seed 0 and split 0; they differ in "
+        "a setting the tables do not tell apart (a loss, a method parameter, or a file run before "
+        "its target and reading were tagged): report them apart with --sweep, or from "
+        "experiments of their own")
