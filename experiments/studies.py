@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
@@ -55,7 +56,17 @@ def read_study(path: str | None) -> Study:
     entry's path made absolute against the file's folder."""
     file = study_file(path)
     try:
-        study = OmegaConf.merge(OmegaConf.structured(Study), OmegaConf.load(file))
+        raw = OmegaConf.load(file)
+    except yaml.YAMLError as error:  # a key twice, a bad indent
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise StudyError(f"study {file}: {problem}{where}") from None
+    if OmegaConf.is_list(raw.get("datasets")):
+        raise StudyError(f"study {file}: datasets must map each name to its "
+                         "{path, target, task}, not be a list")
+    try:
+        study = OmegaConf.merge(OmegaConf.structured(Study), raw)
     except OmegaConfBaseException as error:
         raise StudyError(f"study {file}: {str(error).splitlines()[0]}") from None
     missing = sorted(OmegaConf.missing_keys(study))

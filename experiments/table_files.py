@@ -81,6 +81,8 @@ def read_table(path: str, target: str, sep: str | None = None, decimal: str = ".
         sep = SEPARATOR_NAMES.get(sep, sep) if sep else sniff_separator(file)
         check_unique_header(file, sep)
         frame = read_csv(file, sep, decimal)
+    if target in drop:
+        raise ValueError(f"dataset.drop names the target column '{target}' of {file.name}")
     unknown = [name for name in drop if name not in frame.columns]
     if unknown:
         raise ValueError(f"dataset.drop names no column of {file.name}: {', '.join(unknown)}; "

@@ -132,6 +132,10 @@ def test_dates_are_expanded_and_ids_warned_with_how_to_drop_them(compose_job, tm
     np.testing.assert_array_equal(X[:2, 2:6], [[2007, 11, 1, 3], [2007, 11, 4, 6]])
     dropped = csv_job(compose_job, path, "species", "binary", "dataset.drop=[sample_id,sampled]")
     assert load_dataset(dropped.dataset)[0].shape == (60, 2)
+    target = csv_job(compose_job, path, "species", "binary", "dataset.drop=[species]")
+    with pytest.raises(ValueError, match="dataset.drop names the target column 'species' of "
+                                         "penguins.csv"):  # fmt: skip
+        load_dataset(target.dataset)
 
 
 def test_an_edited_file_is_a_new_job_and_its_hash_is_tagged(compose_job, runs_of, tmp_path):

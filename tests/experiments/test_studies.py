@@ -59,6 +59,11 @@ def test_a_study_job_runs_on_its_file(compose_job, runs_of):
         ("datasets:\n  a: {path: a.csv, task: binary}\n",
          "study {file}: missing datasets.a.target"),
         ("name: empty\n", "study {file} lists no datasets"),
+        ("datasets:\n  a: {path: a.csv, target: y, task: binary}\n"
+         "  a: {path: b.csv, target: y, task: binary}\n",
+         "study {file}: found duplicate key a (line 3)"),
+        ("datasets:\n  - {path: a.csv, target: y, task: binary}\n",
+         "study {file}: datasets must map each name to its {{path, target, task}}, not be a list"),
     ],
 )
 def test_a_bad_study_file_is_refused_in_one_line(tmp_path, text, message):
