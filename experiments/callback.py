@@ -68,15 +68,18 @@ class LabCallback(Callback):
     and exit non-zero if any job failed."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        try:
+        try:  # one line and exit 2 before anything is written: Hydra turns a callback's
+            # exception into a warning and goes on
             composed = sweep_jobs(config)
+            jobs = list(composed.values())
+            exit_if_uncached(jobs)  # every dataset missing from the cache in one line
+            for job in progress(jobs, "check"):
+                exit_if_invalid(job)
+            exit_if_files_share_a_name(jobs)
         except (HydraException, OmegaConfBaseException) as error:
-            exit_with(describe_config_error(error))  # one line, before anything is written
-        jobs = list(composed.values())
-        exit_if_uncached(jobs)  # every dataset missing from the cache in one line
-        exit_if_files_share_a_name(jobs)
-        for job in progress(jobs, "check"):
-            exit_if_invalid(job)  # Hydra turns a callback's exception into a warning
+            exit_with(describe_config_error(error))
+        except Exception as error:  # noqa: BLE001 - a fault of the check itself, named
+            exit_with(f"checking the sweep failed: {type(error).__name__}: {error}")
         COMPOSED.update(composed)
         self.n_jobs = len(jobs)
         self.start = time.monotonic()
