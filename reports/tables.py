@@ -119,6 +119,8 @@ def check_one_run_per_split(values: pd.DataFrame, keys: list[str]) -> None:
     """ReportError naming the cell where two runs share a seed and a split: they differ in a
     setting the tables do not key by (a loss, another parameter, a file's runs logged before its
     target and reading were tagged), and pooling them as repeats would be a wrong number."""
+    if not {"seed", "split"} <= set(values.columns):
+        return  # a table given its values directly, without their runs' seeds and splits
     shared = values.duplicated(["dataset", *keys, "seed", "split"], keep=False)
     if not shared.any():
         return
