@@ -23,6 +23,13 @@ def csv_job(compose_job, path, target: str, task: str, *overrides: str):
                        f"dataset.task={task}", *overrides)  # fmt: skip
 
 
+def load_warned(dataset) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """load_dataset(dataset) and the DataWarning lines its reading gave."""
+    with pytest.warns(DataWarning) as caught:
+        X, y = load_dataset(dataset)
+    return X, y, [str(warning.message) for warning in caught]
+
+
 def penguins(n: int = 60) -> pd.DataFrame:
     """A penguins-like table: two species, a bill length that tells them apart, an island."""
     rng = np.random.default_rng(0)
@@ -63,9 +70,7 @@ def test_labels_and_categories_with_stray_spaces_are_stripped(compose_job, tmp_p
     path = tmp_path / "penguins.csv"
     frame.to_csv(path, index=False)
     cfg = csv_job(compose_job, path, "species", "binary")  # 2 classes, not 4
-    with pytest.warns(DataWarning) as caught:
-        X, y = load_dataset(cfg.dataset)
-    lines = [str(warning.message) for warning in caught]
+    X, y, lines = load_warned(cfg.dataset)
     assert any("column 'species': 9 values had surrounding spaces" in line for line in lines)
     assert any("column 'island': 12 values had surrounding spaces" in line for line in lines)
     assert sorted(np.unique(X[:, 1])) == [0.0, 1.0, 2.0]
@@ -121,9 +126,7 @@ def test_dates_are_expanded_and_ids_warned_with_how_to_drop_them(compose_job, tm
     path = tmp_path / "penguins.csv"
     frame.to_csv(path, index=False)
     cfg = csv_job(compose_job, path, "species", "binary")
-    with pytest.warns(DataWarning) as caught:
-        X, _ = load_dataset(cfg.dataset)
-    lines = [str(warning.message) for warning in caught]
+    X, _, lines = load_warned(cfg.dataset)
     assert any("column 'sampled' holds dates: expanded into sampled.year, sampled.month, "
                "sampled.day, sampled.day_of_week" in line for line in lines)
     assert any("column 'sample_id' has 60 distinct values in 60 rows (an ID or free text?)"
@@ -298,9 +301,7 @@ def test_numbers_in_disguise_random_ids_and_windows_files_are_warned(compose_job
     frame["island"] = frame["island"].str.replace("Dream", "Drëam")
     path = tmp_path / "penguins.csv"
     frame.to_csv(path, index=False, encoding="cp1252")
-    with pytest.warns(DataWarning) as caught:
-        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
-    lines = [str(warning.message) for warning in caught]
+    X, _, lines = load_warned(csv_job(compose_job, path, "species", "binary").dataset)
     assert any("penguins.csv is not UTF-8" in line and "read as cp1252" in line for line in lines)
     assert any("column 'customer_id' has 60 distinct values in 60 rows" in line for line in lines)
     assert any("column 'fee' looks numeric (e.g. '$1,000') but is read as 60 categories" in line
@@ -334,9 +335,7 @@ def test_only_missing_markers_become_missing_other_tokens_keep_a_column_categori
     path = tmp_path / "penguins.csv"
     frame.drop(columns="species").to_csv(path, index=False)
     cfg = csv_job(compose_job, path, "label", "binary")
-    with pytest.warns(DataWarning) as caught:
-        X, y = load_dataset(cfg.dataset)
-    lines = [str(warning.message) for warning in caught]
+    X, y, lines = load_warned(cfg.dataset)
     assert any("column 'grade' holds numbers in 60% of its cells and 2 other values ('A', 'B')"
                ": read as categories" in line for line in lines)
     assert any("column 'fare' is numeric but for 10 cells of '-'" in line for line in lines)
@@ -365,9 +364,7 @@ def test_infinite_values_dates_and_durations_of_a_parquet_file(compose_job, tmp_
     frame["dur"] = pd.to_timedelta(np.arange(60), unit="s")
     path = tmp_path / "penguins.parquet"
     frame.to_parquet(path)
-    with pytest.warns(DataWarning) as caught:
-        X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
-    lines = [str(warning.message) for warning in caught]
+    X, _, lines = load_warned(csv_job(compose_job, path, "species", "binary").dataset)
     assert any("column 'ratio' has 6 infinite values: read as missing" in line for line in lines)
     assert any("column 'when' holds dates: expanded into when.year" in line for line in lines)
     assert X.shape == (60, 2 + 1 + 4 + 1) and np.isnan(X[:, 2]).sum() == 6
