@@ -4,6 +4,7 @@ once; after a sweep or a single job, exit non-zero when a job failed."""
 import os
 import sys
 import time
+from contextlib import ExitStack
 from typing import Any
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -16,7 +17,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
-from experiments import ray_cluster
+from experiments import journal, ray_cluster
 from experiments.config_errors import (
     describe_config_error,
     exit_if_files_share_a_name,
@@ -24,10 +25,13 @@ from experiments.config_errors import (
     exit_if_uncached,
     exit_with,
 )
+from experiments.liveness import beat_run, fail_orphans, heartbeat
+from experiments.store import CredentialsInURI, tracking_uri
 from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
-from experiments.tracking import SWEEP_RUN_ENV, open_experiment
+from experiments.tracking import SWEEP_RUN_ENV, error_line, open_experiment
 
 COMPOSED: dict[tuple[str, ...], DictConfig] = {}  # the sweep's job configs, by their overrides
+SWEEP_HEARTBEAT = ExitStack()  # the sweep run's heartbeat (launchers pickle the callback)
 
 
 def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
@@ -64,12 +68,14 @@ def progress(items: list, step: str) -> tqdm:
 
 class LabCallback(Callback):
     """Create the store, the experiment and the sweep's run once in the parent before any job
-    (workers racing on a new sqlite store lose runs); after the sweep, print its summary line
-    and exit non-zero if any job failed."""
+    (workers racing on a new sqlite store lose runs), after replaying what earlier sweeps
+    journaled and failing the runs whose process is gone; after the sweep, print its summary
+    line and exit non-zero if any job failed."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         try:  # one line and exit 2 before anything is written: Hydra turns a callback's
             # exception into a warning and goes on
+            uri = tracking_uri(config.mlflow.tracking_uri)
             composed = sweep_jobs(config)
             jobs = list(composed.values())
             exit_if_uncached(jobs)  # every dataset missing from the cache in one line
@@ -78,22 +84,48 @@ class LabCallback(Callback):
             exit_if_files_share_a_name(jobs)
         except (HydraException, OmegaConfBaseException) as error:
             exit_with(describe_config_error(error))
+        except CredentialsInURI as error:
+            exit_with(str(error))
         except Exception as error:  # noqa: BLE001 - a fault of the check itself, named
             exit_with(f"checking the sweep failed: {type(error).__name__}: {error}")
         COMPOSED.update(composed)
         self.n_jobs = len(jobs)
         self.start = time.monotonic()
-        self.experiment_id = open_experiment(config.mlflow)
-        self.sweep_run_id = open_sweep_run(self.experiment_id, config, self.n_jobs)
+        self.uri = uri
+        try:
+            self.experiment_id = open_experiment(config.mlflow)
+            replayed = journal.replay(config.mlflow.journal_dir, uri)
+            self.sweep_run_id = open_sweep_run(self.experiment_id, config, self.n_jobs)
+            orphans = fail_orphans(self.experiment_id, None, self.sweep_run_id)
+        except Exception as error:  # noqa: BLE001 - nothing ran yet: one line, exit 2
+            exit_with(f"the store {uri} did not open the sweep: {error_line(error)}")
+        if replayed or orphans:
+            print(f"sweep: {replayed} journaled outcomes written to the store, {orphans} runs "
+                  "of dead processes failed", file=sys.stderr)  # fmt: skip
+        SWEEP_HEARTBEAT.enter_context(heartbeat(beat_run(self.sweep_run_id)))
+        self.journal = journal.journal_file(config.mlflow.journal_dir, self.sweep_run_id)
         os.environ[SWEEP_RUN_ENV] = self.sweep_run_id  # the jobs' parent, in every launcher
+        os.environ[journal.JOURNAL_ENV] = str(self.journal)
         if ray_cluster.launches_on_ray(config):
             ray_cluster.connect(config)  # Ray's workers get the environment from the sweep
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         seconds = time.monotonic() - self.start
-        counts = job_counts(self.experiment_id, self.sweep_run_id, self.n_jobs)
-        close_sweep_run(self.sweep_run_id, counts, seconds)
-        print(summary_line(counts, self.n_jobs, seconds), file=sys.stderr)
+        SWEEP_HEARTBEAT.close()
+        note = ""
+        journaled = journal.job_counts(self.journal, self.n_jobs)
+        try:  # the outcomes a passing outage kept from the store first
+            journal.replay(config.mlflow.journal_dir, self.uri)
+            counts = job_counts(self.experiment_id, self.sweep_run_id, self.n_jobs)
+            close_sweep_run(self.sweep_run_id, counts, seconds)
+        except Exception as error:  # noqa: BLE001 - the store is unreachable: the journal counts
+            counts = journaled
+            journal.record_sweep_end(self.journal, self.uri, self.sweep_run_id, counts, seconds)
+            note = (f" (the store is unreachable: {type(error).__name__}; counted from the "
+                    f"journal {self.journal}, which the next sweep writes to the store)")
+        if not journal.unrecorded(self.journal):
+            self.journal.unlink(missing_ok=True)
+        print(summary_line(counts, self.n_jobs, seconds) + note, file=sys.stderr)
         if counts["failed"]:
             sys.exit(f"error: {counts['failed']} of {self.n_jobs} jobs failed")
 

@@ -410,6 +410,7 @@ class MlflowConfig:
 
     tracking_uri: str | None = None
     experiment_name: str = "default"
+    journal_dir: str = "multirun/journal"  # outcomes the store did not take (experiments.journal)
 
 
 class InnerKind(Enum):

@@ -1,17 +1,17 @@
-"""Whether a RUNNING run's process still lives: each job run records its host and pid and
-beats a heartbeat tag; a later run of the same job marks a run whose process is gone (killed
-with SIGKILL, a lost node) failed, so that resume runs the job again and no report counts it."""
+"""Whether a RUNNING run's process still lives: each job run (and each sweep's run) records
+its host and pid and beats a heartbeat tag; a later sweep, or a later run of the same job,
+marks a run whose process is gone (killed with SIGKILL, a lost node) failed, so that resume
+runs the job again and no report counts it."""
 
 import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import mlflow
 from mlflow import MlflowClient
-from mlflow.exceptions import MlflowException
 
 from experiments.store_retry import retry_when_busy
 
@@ -25,19 +25,26 @@ def identity_tags() -> dict[str, str]:
     return {"host": socket.gethostname(), "pid": str(os.getpid()), "heartbeat": now}
 
 
+def beat_run(run_id: str) -> Callable[[str], None]:
+    """A heartbeat of the run: its tag `heartbeat` set to the given unix seconds."""
+    client = MlflowClient()
+    return lambda now: client.set_tag(run_id, "heartbeat", now)
+
+
 @contextmanager
-def heartbeat(run_id: str, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
-    """Set the run's tag `heartbeat` (unix seconds) every `every` seconds from a daemon thread
-    while the block runs; a beat that meets a busy store is skipped (the next one tries)."""
+def heartbeat(*beats: Callable[[str], None], every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+    """Call each beat with the unix seconds every `every` seconds from a daemon thread while
+    the block runs; a beat that meets a busy or unreachable store is skipped (the next one
+    tries)."""
     stop = threading.Event()
 
     def beat() -> None:
-        client = MlflowClient()
         while not stop.wait(every):
-            try:
-                client.set_tag(run_id, "heartbeat", f"{time.time():.0f}")
-            except MlflowException:
-                pass
+            for one in beats:
+                try:
+                    one(f"{time.time():.0f}")
+                except Exception:  # noqa: BLE001 - a missed beat only ages the tag
+                    pass
 
     thread = threading.Thread(target=beat, name="mlflow-heartbeat", daemon=True)
     thread.start()
@@ -73,18 +80,21 @@ def orphan_reason(tags: dict[str, str], now: float | None = None) -> str | None:
 
 
 @retry_when_busy
-def fail_orphans(experiment_id: str, key: str, found_by: str | None) -> int:
-    """Mark every RUNNING run of this run_key whose process is gone as failed (tag error with
-    the reason, orphan_found_by = the sweep or job that found it, run status FAILED); return
-    how many."""
+def fail_orphans(experiment_id: str, key: str | None, found_by: str | None) -> int:
+    """Mark every RUNNING run of this run_key (None: every job and sweep run of the experiment)
+    whose process is gone as failed (tag error with the reason, orphan_found_by = the sweep or
+    job that found it, run status FAILED); return how many."""
     client = MlflowClient()
     running = mlflow.search_runs(
         experiment_ids=[experiment_id],
-        filter_string=f"tags.run_key = '{key}' and attributes.status = 'RUNNING'",
+        filter_string=" and ".join([*([f"tags.run_key = '{key}'"] if key else []),
+                                    "attributes.status = 'RUNNING'"]),
         output_format="list",
-    )
+    )  # fmt: skip
     orphans = 0
     for run in running:
+        if "pid" not in run.data.tags:
+            continue  # a trial's run, between its creation and its end in one call
         reason = orphan_reason(run.data.tags)
         if reason is None:
             continue

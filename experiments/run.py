@@ -20,9 +20,11 @@ from threadpoolctl import threadpool_limits
 from ensembles import warm
 from experiments import tracking
 from experiments.analyses.bias_variance import evaluate_bias_variance
+from experiments.claims import job_claim
 from experiments.config_errors import (
     causes,
     exit_if_invalid,
+    exit_with,
     one_line_config_errors,
     uncached_skip_reason,
 )
@@ -30,8 +32,10 @@ from experiments.configs import EvalKind, register_configs
 from experiments.datasets import describe_dataset, load_dataset, suite_dataset_megabytes
 from experiments.engines import SkippedJob, build, build_estimator, check_takes_missing_values
 from experiments.evaluation import cap_training_rows, evaluate, primary_metric, splits
+from experiments.journal import journal_file, record_job, replay
 from experiments.liveness import fail_orphans
 from experiments.memory import available_mb, peak_rss_mb, reset_peak_rss
+from experiments.store import CredentialsInURI, refuse_credentials, tracking_uri
 from experiments.tuning.search import Tuner
 
 log = logging.getLogger(__name__)
@@ -40,16 +44,52 @@ register_configs()
 
 def run_job(cfg: DictConfig) -> str:
     """Run one job as one MLflow run; return its status: ok, skipped, failed (or resumed, when
-    an ok or skipped run of the same run_key exists and nothing is logged). It never raises once
-    the run has started, so a sweep goes on past a failed job."""
-    experiment_id = tracking.open_experiment(cfg.mlflow)
+    an ok or skipped run of the same run_key exists, or another process holds the job's claim,
+    and nothing is logged). It never raises but for Ctrl-C, so a sweep goes on past a failed
+    job: an outcome the store does not take (unreachable past its retries) is journaled
+    (experiments.journal) and the job counts as failed."""
+    sweep = os.environ.get(tracking.SWEEP_RUN_ENV)
+    journal = journal_file(cfg.mlflow.journal_dir, sweep)
+    uri = tracking_uri(cfg.mlflow.tracking_uri)
     key = tracking.run_key(cfg)
-    fail_orphans(experiment_id, key, os.environ.get(tracking.SWEEP_RUN_ENV))
-    done = tracking.done_status(experiment_id, key) if cfg.resume else None
-    if done is not None:
-        log.info("%s resumed: run_key %s already has a run of status %s", job_name(cfg), key, done)
-        return "resumed"
-    with tracking.job_run(experiment_id, job_name(cfg), key):
+    try:
+        status = claim_and_run(cfg, key, sweep)
+    except Exception as error:
+        interrupt = user_interrupt(error)
+        if interrupt is not None:
+            raise interrupt from None
+        cause = f"the store did not take the job's outcome: {tracking.error_line(error)}"
+        print(f"error: {job_name(cfg)} failed: {cause}; journaled in {journal}", file=sys.stderr)
+        record_job(journal, uri, key, "failed", tracking.leave_active_run(), error=cause)
+        return "failed"
+    if sweep:  # the sweep's summary counts from its journal if the store is gone at its end
+        record_job(journal, uri, key, status, None)
+    return status
+
+
+def claim_and_run(cfg: DictConfig, key: str, sweep: str | None) -> str:
+    """Fail the job's orphaned runs; under resume, claim the job (experiments.claims) and run
+    it unless another process holds it or a done run of its run_key exists."""
+    experiment_id = tracking.open_experiment(cfg.mlflow)
+    fail_orphans(experiment_id, key, sweep)
+    if not cfg.resume:
+        return run_and_log(cfg, experiment_id, key, None)
+    with job_claim(experiment_id, key, sweep) as (claim, holder):
+        if claim is None:
+            log.info("%s resumed (claimed by %s)", job_name(cfg), holder)
+            return "resumed"
+        done = tracking.done_status(experiment_id, key)
+        if done is not None:
+            log.info("%s resumed: run_key %s already has a run of status %s", job_name(cfg), key,
+                     done)  # fmt: skip
+            return "resumed"
+        return run_and_log(cfg, experiment_id, key, claim)
+
+
+def run_and_log(cfg: DictConfig, experiment_id: str, key: str, claim: str | None) -> str:
+    """The job's run: data, estimator, fit and score on each split, everything logged; a job
+    that fails is marked failed with its error (the sweep goes on)."""
+    with tracking.job_run(experiment_id, job_name(cfg), key, claim):
         try:
             if cfg.engine.name == "inhouse" or cfg.eval.parity:
                 warm.compile_once()  # not in the job's timed fit and peak memory
@@ -159,12 +199,36 @@ def job_name(cfg: DictConfig) -> str:
 def hydra_job(cfg: DictConfig) -> str:
     if HydraConfig.get().mode is not RunMode.MULTIRUN:
         exit_if_invalid(cfg)  # a sweep's jobs are checked together before the first one runs
+        replay_journals(cfg.mlflow)  # a sweep replays them at its start
     return run_job(cfg)
 
 
+def replay_journals(settings: DictConfig) -> None:
+    """Write what the store did not take earlier (experiments.journal); with the store still
+    unreachable, the job journals its own outcome as well."""
+    try:
+        replay(settings.journal_dir, tracking_uri(settings.tracking_uri))
+    except Exception as error:  # noqa: BLE001
+        log.warning("the journal stays for the next job or sweep: %s", tracking.error_line(error))
+
+
 def main() -> None:
+    exit_if_credentials_in_uri(sys.argv[1:])
     with one_line_config_errors():
         hydra_job()
+
+
+def exit_if_credentials_in_uri(arguments: list[str]) -> None:
+    """One line and exit 2 when MLFLOW_TRACKING_URI or a `mlflow.tracking_uri=` override holds
+    credentials: before Hydra writes the overrides into its output files."""
+    uris = [os.environ.get("MLFLOW_TRACKING_URI") or ""]
+    uris += [argument.split("=", 1)[1] for argument in arguments
+             if argument.lstrip("+~").startswith("mlflow.tracking_uri=")]  # fmt: skip
+    for uri in filter(None, uris):
+        try:
+            refuse_credentials(uri)
+        except CredentialsInURI as error:
+            exit_with(str(error))
 
 
 if __name__ == "__main__":

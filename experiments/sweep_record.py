@@ -10,6 +10,7 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric
 from omegaconf import DictConfig, OmegaConf
 
+from experiments.liveness import identity_tags
 from experiments.store_retry import retry_when_busy
 
 SWEEP_STATUS = "sweep"
@@ -18,14 +19,15 @@ COUNTED = ("ok", "skipped", "failed", "resumed", "orphaned")
 
 @retry_when_busy
 def open_sweep_run(experiment_id: str, config: DictConfig, n_jobs: int) -> str:
-    """Create the sweep's run (status tag `sweep`) with its overrides, launcher and job count;
+    """Create the sweep's run (status tag `sweep`, host, pid and heartbeat as a job's run, so
+    that the next sweep fails it when this process dies) with its overrides, launcher and job count;
     return its id, which every job takes as its parent (mlflow.parentRunId) and sweep_id."""
     overrides = " ".join(config.hydra.overrides.task)
     launcher = OmegaConf.select(config, "hydra.launcher._target_", default="basic")
     run = MlflowClient().create_run(
         experiment_id,
         run_name=f"sweep {time.strftime('%Y-%m-%d %H:%M:%S')}",
-        tags={"status": SWEEP_STATUS, "launcher": launcher.rsplit(".", 1)[-1]},
+        tags={"status": SWEEP_STATUS, "launcher": launcher.rsplit(".", 1)[-1], **identity_tags()},
     )
     client = MlflowClient()
     client.log_param(run.info.run_id, "overrides", overrides[:6000] or "(none)")
@@ -35,18 +37,35 @@ def open_sweep_run(experiment_id: str, config: DictConfig, n_jobs: int) -> str:
 
 @retry_when_busy
 def job_counts(experiment_id: str, sweep_run_id: str, n_jobs: int) -> Counter:
-    """ok, skipped, failed of the sweep's job runs; resumed: jobs that logged no run (an ok or
-    skipped run of their run_key existed); orphaned: runs of earlier sweeps whose process was
-    gone, found and failed by this sweep's jobs."""
+    """outcome_counts of the sweep's job runs; orphaned: runs whose process was gone (of
+    earlier sweeps, or a killed attempt of this one), found and failed by this sweep."""
     runs = mlflow.search_runs(experiment_ids=[experiment_id],
                               filter_string=f"tags.sweep_id = '{sweep_run_id}'",
                               output_format="list")  # fmt: skip
-    counts = Counter(run.data.tags.get("status", "unfinished") for run in runs)
-    counts["resumed"] = n_jobs - len(runs)
+    counts = outcome_counts(
+        [(run.data.tags["run_key"], run.data.tags.get("status", "unfinished")) for run in runs],
+        n_jobs,
+    )
     orphans = mlflow.search_runs(experiment_ids=[experiment_id],
                                  filter_string=f"tags.orphan_found_by = '{sweep_run_id}'",
                                  output_format="list")  # fmt: skip
     counts["orphaned"] = len(orphans)
+    return counts
+
+
+OUTCOME_RANK = {"ok": 0, "skipped": 1, "resumed": 2, "failed": 3}  # best first
+
+
+def outcome_counts(outcomes: list[tuple[str, str]], n_jobs: int) -> Counter:
+    """How many jobs (run_keys) ended ok, skipped, failed, ...: a job with several outcomes (a
+    launcher's retry after a killed attempt) counts by its best; resumed: the n_jobs without
+    an outcome (they found a done run, or another sweep's claim)."""
+    best: dict[str, str] = {}
+    for key, status in outcomes:
+        if OUTCOME_RANK.get(status, 9) < OUTCOME_RANK.get(best.get(key), 9):
+            best[key] = status
+    counts = Counter(best.values())
+    counts["resumed"] += n_jobs - len(best)
     return counts
 
 

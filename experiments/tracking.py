@@ -8,7 +8,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import mlflow
@@ -20,11 +20,12 @@ from mlflow.entities import Metric, Param, RunStatus
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
+from experiments.claims import beat_claim
 from experiments.configs import method_key
 from experiments.environment import environment_tags
-from experiments.liveness import heartbeat, identity_tags
+from experiments.liveness import beat_run, heartbeat, identity_tags
 from experiments.paths import PROJECT_ROOT
-from experiments.store import sqlite_path, tracking_uri
+from experiments.store import sqlite_creation_lock, sqlite_path, tracking_uri
 from experiments.store_retry import retry_when_busy
 from experiments.suite_cache import is_cached
 from experiments.table_files import READER_VERSION, data_sha256
@@ -40,14 +41,15 @@ def open_experiment(cfg: DictConfig) -> str:
     created if needed; a sqlite store keeps its artifacts beside it in mlartifacts/<name>."""
     uri = tracking_uri(cfg.tracking_uri)
     mlflow.set_tracking_uri(uri)
-    experiment = mlflow.get_experiment_by_name(cfg.experiment_name)
-    if experiment is not None:
-        return experiment.experiment_id
-    database = sqlite_path(uri)
-    artifacts = None
-    if database is not None:
-        artifacts = (database.parent / "mlartifacts" / cfg.experiment_name).as_uri()
-    return mlflow.create_experiment(cfg.experiment_name, artifact_location=artifacts)
+    with sqlite_creation_lock(uri):
+        experiment = mlflow.get_experiment_by_name(cfg.experiment_name)
+        if experiment is not None:
+            return experiment.experiment_id
+        database = sqlite_path(uri)
+        artifacts = None
+        if database is not None:
+            artifacts = (database.parent / "mlartifacts" / cfg.experiment_name).as_uri()
+        return mlflow.create_experiment(cfg.experiment_name, artifact_location=artifacts)
 
 
 TRACKING_KEYS = ("mlflow", "resume")
@@ -102,17 +104,18 @@ def done_status(experiment_id: str, key: str) -> str | None:
 
 
 @contextmanager
-def job_run(experiment_id: str, name: str, key: str) -> Iterator[None]:
+def job_run(experiment_id: str, name: str, key: str, claim: str | None) -> Iterator[None]:
     """mlflow.start_run/end_run, retried when the store is busy, named `name`, tagged with its
     run_key, host and pid (and, in a sweep, as a child of the sweep's run), with a heartbeat
-    while it runs; a job interrupted by the user (KeyboardInterrupt, SIGINT) is marked failed,
-    so that resume runs it again."""
+    of the run and of the job's claim while it runs; a job interrupted by the user
+    (KeyboardInterrupt, SIGINT) is marked failed, so that resume runs it again."""
     tags = {"run_key": key, **identity_tags()}
     sweep = os.environ.get(SWEEP_RUN_ENV)
     if sweep:
         tags |= {"mlflow.parentRunId": sweep, "sweep_id": sweep}
     run = retry_when_busy(mlflow.start_run)(experiment_id=experiment_id, run_name=name, tags=tags)
-    with heartbeat(run.info.run_id):
+    beats = [beat_run(run.info.run_id), *([partial(beat_claim, claim)] if claim else [])]
+    with heartbeat(*beats):
         try:
             yield
         except KeyboardInterrupt as interrupt:
@@ -120,6 +123,19 @@ def job_run(experiment_id: str, name: str, key: str) -> Iterator[None]:
             retry_when_busy(mlflow.end_run)(RunStatus.to_string(RunStatus.KILLED))
             raise
     retry_when_busy(mlflow.end_run)()
+
+
+def leave_active_run() -> str | None:
+    """End the active run, if any, without needing the store (MLflow forgets it before it
+    writes its end, which may fail); return its id."""
+    run = mlflow.active_run()
+    if run is None:
+        return None
+    try:
+        mlflow.end_run(RunStatus.to_string(RunStatus.FAILED))
+    except Exception:  # noqa: BLE001 - the store is unreachable: the journal holds the end
+        pass
+    return run.info.run_id
 
 
 @lru_cache(maxsize=1)

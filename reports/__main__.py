@@ -7,13 +7,14 @@ import sys
 from pathlib import Path
 
 from experiments.paths import REPORTS_OUT
-from experiments.store import tracking_uri
+from experiments.store import CredentialsInURI, tracking_uri
 from reports.build import build_report
 from reports.runs import ReportError
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build the report; on a ReportError print one `error: ...` line and return 1."""
+    """Build the report; on a ReportError (or credentials in the tracking URI) print one
+    `error: ...` line and return 1."""
     parser = argparse.ArgumentParser(
         prog="python -m reports",
         description="Write results.csv, tables.md, tables.tex and figures/ (PNG and PDF).",
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = build_report(
             tracking_uri(args.tracking_uri), args.experiment, args.out, args.baseline, args.sweep
         )
-    except ReportError as error:
+    except (ReportError, CredentialsInURI) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     for path in paths:
