@@ -36,6 +36,7 @@ from experiments.journal import journal_file, record_job, replay
 from experiments.liveness import fail_orphans
 from experiments.memory import available_mb, peak_rss_mb, reset_peak_rss
 from experiments.store import CredentialsInURI, refuse_credentials, tracking_uri
+from experiments.tracking import job_name
 from experiments.tuning.search import Tuner
 
 log = logging.getLogger(__name__)
@@ -184,15 +185,6 @@ def show_progress(estimator: BaseEstimator) -> None:
     single_job = HydraConfig.initialized() and HydraConfig.get().mode is RunMode.RUN
     if single_job and type(estimator).__module__.startswith("ensembles."):
         estimator.set_params(verbose=1)
-
-
-def job_name(cfg: DictConfig) -> str:
-    """dataset/method/loss/engine seed=N: how a job is named in the sweep's log lines and run
-    names; a table's encoding follows (categorical=native), so two encodings never look alike."""
-    parts = (cfg.dataset.name, cfg.method.name, cfg.loss.name, cfg.engine.name)
-    encoding = cfg.dataset.get("categorical")
-    suffix = f" categorical={encoding.value}" if encoding is not None else ""
-    return f"{'/'.join(parts)} seed={cfg.seed}{suffix}"
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")

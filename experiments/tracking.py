@@ -81,6 +81,15 @@ def job_config(cfg: DictConfig) -> dict[str, Any]:
     return job
 
 
+def job_name(cfg: DictConfig) -> str:
+    """dataset/method/loss/engine seed=N: how a job is named in the sweep's log lines and run
+    names; a table's encoding follows (categorical=native), so two encodings never look alike."""
+    parts = (cfg.dataset.name, cfg.method.name, cfg.loss.name, cfg.engine.name)
+    encoding = cfg.dataset.get("categorical")
+    suffix = f" categorical={encoding.value}" if encoding is not None else ""
+    return f"{'/'.join(parts)} seed={cfg.seed}{suffix}"
+
+
 def run_key(cfg: DictConfig) -> str:
     """sha256 of the job config as sorted JSON: equal for two jobs that compute the same thing."""
     text = json.dumps(job_config(cfg), sort_keys=True)
