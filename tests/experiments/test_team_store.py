@@ -3,49 +3,35 @@ parallel sweep logs every run there, resumes from it, survives a server restart,
 report."""
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
 
-from experiments.team_server import mlflow_server_command, start_postgres, wait_until_ready
+from experiments.team_server import TeamServer
 from reports.build import build_report
 
 SWEEP = ["-m", "dataset=wine,diabetes", "method=random_forest,gbt", "engine=inhouse,sklearn",
          "seed=0,1,2", "method.n_estimators=10"]  # 24 jobs
 
 
-class Server:
-    """PostgreSQL for the whole module, and an mlflow server that a test may restart."""
-
-    def __init__(self, data, port: int):
-        self.data = data
-        self.database, self.backend_uri = start_postgres(data)
-        self.port = port
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.start()
-
-    def start(self) -> None:
-        command = mlflow_server_command(self.backend_uri, self.data / "artifacts", "127.0.0.1",
-                                        self.port, [])  # fmt: skip
-        self.process = subprocess.Popen(command, cwd=self.data, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)  # fmt: skip
-        wait_until_ready(self.url, self.process)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=60)
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, free_port):
-    running = Server(tmp_path_factory.mktemp("team"), free_port())
+def server(free_port):
+    """PostgreSQL and mlflow server for the whole module (a test may restart mlflow server), in
+    a data dir whose parents every user may search: as root, PostgreSQL runs as another user,
+    who cannot enter pytest's own temp dirs (mode 0700)."""
+    data = Path(tempfile.mkdtemp(prefix="team-"))
+    running = TeamServer(data, port=free_port(), output=subprocess.DEVNULL)
+    running.start()
     yield running
     running.stop()
-    running.database.cleanup()
+    shutil.rmtree(data, ignore_errors=True)
 
 
 def job_runs(url: str, experiment: str) -> list:
@@ -102,11 +88,31 @@ def test_a_server_restart_mid_sweep_loses_nothing(server, tmp_path):
             pass
         time.sleep(0.5)
     assert sweep.poll() is None, "the sweep ended before the restart"
-    server.stop()
+    server.stop_mlflow()
     time.sleep(3)
-    server.start()
+    server.start_mlflow()
     _, stderr = sweep.communicate(timeout=600)
     assert sweep.returncode == 0, stderr
     runs = job_runs(server.url, "restart")
     assert Counter(run.data.tags.get("status") for run in runs) == {"ok": 24}
     assert len({run.data.tags["run_key"] for run in runs}) == 24
+
+
+@pytest.mark.slow
+def test_two_identical_sweeps_at_once_into_the_team_store_run_each_job_once(server, tmp_path):
+    env = {**os.environ, "MLFLOW_TRACKING_URI": server.url}
+    command = [sys.executable, "-m", "experiments.run", "-m", "dataset=wine,diabetes",
+               "method=gbt,random_forest", "engine=inhouse,sklearn", "method.n_estimators=10",
+               "seed=0", "mlflow.experiment_name=at_once"]  # 8 jobs  # fmt: skip
+    sweeps = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    outputs = [sweep.communicate(timeout=600) for sweep in sweeps]
+    assert [sweep.returncode for sweep in sweeps] == [0, 0], outputs
+    runs = job_runs(server.url, "at_once")
+    ok = Counter(run.data.tags["run_key"] for run in runs if run.data.tags["status"] == "ok")
+    assert len(ok) == 8 and set(ok.values()) == {1} and len(runs) == 8
+    lines = [stderr.strip().splitlines()[-1] for _, stderr in outputs]
+    oks = [int(line.split(" s: ")[1].split(" ok")[0]) for line in lines]
+    assert sum(oks) == 8
+    assert all(f"{8 - n} resumed" in line for n, line in zip(oks, lines, strict=True))
+    assert MlflowClient(server.url).search_registered_models() == []  # every claim released
