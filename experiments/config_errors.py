@@ -16,7 +16,9 @@ from experiments.datasets import load_dataset, single_row_classes
 from experiments.studies import StudyError
 from experiments.suite_cache import is_cached, not_cached_message
 from experiments.table_files import absolute_path
-from experiments.tuning.search import TUNE_METRICS
+from experiments.tuning.choices import refused_choice
+from experiments.tuning.search import SAMPLERS
+from experiments.tuning.selection import TUNE_METRICS
 from experiments.tuning.space import space_errors
 
 
@@ -171,13 +173,18 @@ def suite_options() -> list[str]:
 
 def tuning_errors(cfg: DictConfig) -> list[str]:
     """What is wrong with the search spaces (every method's) and, for a tuned job, with the
-    tune config: n_trials < 1, a timeout <= 0, an inner split that cannot be drawn, a metric the
-    task does not have, or an eval protocol tuning does not combine with."""
+    tune config: a sampler that does not exist, n_trials < 1, a timeout <= 0, an inner split
+    that cannot be drawn, a metric the task does not have, an eval protocol tuning does not
+    combine with, or a categorical choice of its space the job's estimator refuses
+    (tuning.choices)."""
     errors = [error for method, space in cfg.search_space.items()
               for error in space_errors(method, space)]  # fmt: skip
     tune = cfg.tune
     if tune.name == "none":
         return errors
+    if tune.name not in SAMPLERS:
+        errors.append(f"unknown tune.name '{tune.name}'; choose one of: none, "
+                      f"{', '.join(SAMPLERS)}")
     if tune.n_trials < 1:
         errors.append(f"tune.n_trials must be >= 1, got {tune.n_trials}")
     if tune.timeout_seconds is not None and tune.timeout_seconds <= 0:
@@ -192,6 +199,9 @@ def tuning_errors(cfg: DictConfig) -> list[str]:
                       f"choose one of: {', '.join(metrics)}")
     if cfg.eval.kind is EvalKind.bias_variance or cfg.eval.parity:
         errors.append("tuning runs with eval.kind holdout or kfold, without eval.parity")
+    if not errors:
+        refused = refused_choice(cfg)
+        errors += [refused] if refused else []
     return errors
 
 

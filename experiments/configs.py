@@ -251,6 +251,7 @@ class RandomForestConfig(MethodConfig):
     max_features: Any = "auto"  # sqrt for classification, 1.0 for regression (as scikit-learn)
     max_leaf_nodes: int | None = None
     bootstrap: bool = True
+    max_samples: float | None = None  # rows drawn per tree / n (a bootstrap's); None: n draws
     oob_score: bool = False
     criterion: Criterion = Criterion.gini
 
@@ -276,6 +277,7 @@ class BaggingConfig(MethodConfig):
     min_samples_leaf: int = 1
     max_leaf_nodes: int | None = None
     bootstrap: bool = True
+    max_samples: float | None = None  # rows drawn per tree / n (a bootstrap's); None: n draws
     oob_score: bool = False
     criterion: Criterion = Criterion.gini
 
@@ -422,8 +424,10 @@ class InnerKind(Enum):
 class TuneConfig:
     """Hyper-parameter tuning inside each job (experiments/tuning/): `name` is the Optuna
     sampler (none: no tuning, random, tpe); n_trials or timeout_seconds, whichever ends first;
-    the inner split of the outer training rows; the inner metric to minimize (None: the task's
-    primary one, error or rmse); the sampler's seed (None: the job's seed). With
+    the inner split of the outer training rows; the inner metric to minimize (None: logloss to
+    classify, rmse to regress; ties broken by experiments.tuning.selection.selection_key); the
+    sampler's seed (None: the job's seed). Trial 0 of every study is the default
+    configuration; n_trials counts the trials that ran or failed, not the infeasible ones. With
     `tunability`, each parameter of the space is also tuned alone (the others at the method
     config's values), for Probst et al.'s (2019) tunability."""
 

@@ -29,6 +29,7 @@ from experiments.store import sqlite_creation_lock, sqlite_path, tracking_uri
 from experiments.store_retry import retry_when_busy
 from experiments.suite_cache import is_cached
 from experiments.table_files import READER_VERSION, data_sha256
+from experiments.tuning.selection import tiebreak_metric
 
 SWEEP_RUN_ENV = "EXPERIMENTS_SWEEP_RUN"  # the sweep's parent run id, set for its jobs
 ERROR_MAX_CHARS = 500
@@ -268,8 +269,12 @@ def mark_failed(error: BaseException) -> str:
 
 def log_trials(job_name: str, split_index: int, metric: str, trials: list) -> None:
     """Each trial (tuning.search.TrialRecord) of an outer split as a child run of the active
-    job run (tag mlflow.parentRunId, status trial): its parameters, inner_<metric>,
-    test_<metric> of its models on the outer test rows, and trial_seconds."""
+    job run (tag mlflow.parentRunId, status trial; trial 0, the default configuration, tagged
+    default=true): its parameters, inner_<metric>, tiebreak_inner_<other metric> (the
+    tie-break of tuning.selection.selection_key), test_<metric> of its models on the outer test
+    rows, and trial_seconds. A trial the engine cannot run on this data has tag skip_reason and
+    no metrics; one that raised has status failed, tag error, no metrics, and MLflow run status
+    FAILED (its tag `trial` tells it from a job)."""
     parent = mlflow.active_run().info
     for trial in trials:
         _log_trial(parent, f"{job_name} trial={trial.number} split={split_index}",
@@ -279,22 +284,27 @@ def log_trials(job_name: str, split_index: int, metric: str, trials: list) -> No
 @retry_when_busy
 def _log_trial(parent, name: str, split_index: int, metric: str, trial) -> None:
     client = MlflowClient()
-    tags = {"mlflow.parentRunId": parent.run_id, "status": "trial",
+    tags = {"mlflow.parentRunId": parent.run_id, "status": "failed" if trial.error else "trial",
             "trial": str(trial.number), "outer_split": str(split_index)}
+    if trial.default:
+        tags["default"] = "true"
     if trial.infeasible:
         tags["skip_reason"] = trial.infeasible
+    if trial.error:
+        tags["error"] = trial.error
     run = client.create_run(parent.experiment_id, tags=tags, run_name=name)
-    metrics = {f"inner_{metric}": trial.inner_score, f"test_{metric}": trial.outer_test_score,
-               "trial_seconds": trial.seconds}
-    if trial.infeasible:
-        metrics = {}
+    metrics = {}
+    if trial.scored:
+        metrics = {f"inner_{metric}": trial.inner_score,
+                   f"tiebreak_inner_{tiebreak_metric(metric)}": trial.inner_tiebreak,
+                   f"test_{metric}": trial.outer_test_score, "trial_seconds": trial.seconds}
     now = int(time.time() * 1000)
     client.log_batch(
         run.info.run_id,
         metrics=[Metric(key, value, now, 0) for key, value in metrics.items()],
         params=[Param(key, str(value)) for key, value in trial.params.items()],
     )
-    client.set_terminated(run.info.run_id)
+    client.set_terminated(run.info.run_id, "FAILED" if trial.error else "FINISHED")
 
 
 @retry_when_busy

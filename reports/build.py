@@ -33,21 +33,28 @@ from reports.runs import (
 from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
 from reports.tables import (
     PRIMARY_METRICS,
+    TEST_TRAIN_RATIO,
     MetricTable,
     left_out_line,
     mixed_environments_line,
     ok_runs,
     parity,
+    split_ratios,
     summarize,
     timing,
 )
 from reports.tuning import (
+    across_datasets,
     best_so_far_curves,
     best_so_far_figure,
+    best_so_far_time_figure,
     default_vs_tuned,
+    format_across_datasets,
     format_default_vs_tuned,
     format_tunability,
+    format_tuning_cost,
     tunability,
+    tuning_cost,
 )
 
 
@@ -91,6 +98,7 @@ def build_report(
     for metric in PRIMARY_METRICS:
         if metric in ok.columns and ok[metric].notna().any():
             values = load_split_values(client, ok[ok[metric].notna()], metric)
+            values[TEST_TRAIN_RATIO] = values["run_id"].map(split_ratios(ok))
             tables.append(summarize(values, metric))
     if not tables:
         statuses = runs["status"].fillna("no status").value_counts().sort_index()
@@ -119,10 +127,14 @@ def build_report(
     if not parity_table.empty:
         text_tables.append(format_parity_table(parity_table))
     text_tables += bias_variance_tables(ok) + diversity_tables(ok)
+    cost = tuning_cost(ok)
+    if not cost.empty:
+        text_tables.append(format_tuning_cost(cost))
     for table in tables:
         comparison = default_vs_tuned(table)
         if not comparison.empty:
             text_tables.append(format_default_vs_tuned(comparison, table.metric))
+            text_tables.append(format_across_datasets(across_datasets(comparison), table.metric))
         tunabilities = tunability(ok, table.metric)
         if not tunabilities.empty:
             text_tables.append(format_tunability(tunabilities, table.metric))
@@ -145,7 +157,7 @@ def build_report(
 
     figures_dir = out_dir / "figures"
     figure_paths = []
-    for result in friedman_results:
+    for result in (result for result in friedman_results if result.claims):
         figure_paths += save_figure(cd_diagram(result), figures_dir / f"cd_{result.metric}")
     for metric in sorted(c for c in ok.columns if c.startswith(CURVE_PREFIX)):
         curves = load_curves(client, ok[ok[metric].notna()], metric)
@@ -160,6 +172,9 @@ def build_report(
         curves = best_so_far_curves(on_metric)
         figure = best_so_far_figure(curves, metric)
         figure_paths += save_figure(figure, figures_dir / f"best_so_far_{metric}")
+        if curves["seconds"].notna().any():
+            figure = best_so_far_time_figure(curves, metric)
+            figure_paths += save_figure(figure, figures_dir / f"best_so_far_time_{metric}")
     margins = load_margins(client, ok)
     for method in boosted_methods(margins):
         figure = margin_figure(margins, method)

@@ -12,7 +12,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from reports.render import column_label  # noqa: E402
-from reports.stats import FriedmanResult  # noqa: E402
+from reports.stats import MIN_DATASETS, FriedmanResult  # noqa: E402
 from reports.styles import engine_style, hues  # noqa: E402
 from reports.tables import column_keys  # noqa: E402
 
@@ -50,7 +50,11 @@ def cd_diagram(result: FriedmanResult) -> Figure:
     "clique"), and below them each column (method, engine[, encoding]) on its own row, labelled
     outside the axis
     (better half on the left). The height grows with the number of rows, so no label meets
-    another or a rank line."""
+    another or a rank line. A ValueError for a result over fewer than MIN_DATASETS datasets:
+    its CD claims nothing (FriedmanResult.claims), so no diagram is drawn as if it did."""
+    if not result.claims:
+        raise ValueError(f"{result.metric}: {result.n_datasets} datasets, fewer than "
+                         f"{MIN_DATASETS}: a CD diagram would claim nothing")  # fmt: skip
     ranks = result.avg_ranks.sort_values()
     k = len(ranks)
     half = (k + 1) // 2

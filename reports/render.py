@@ -7,12 +7,19 @@ from dataclasses import dataclass
 import pandas as pd
 from tabulate import tabulate
 
-from reports.stats import FriedmanResult
+from reports.stats import MIN_DATASETS, FriedmanResult
 from reports.tables import MetricTable
 
 PLUS_MINUS = "±"
 MISSING = "–"
 AVERAGE_RANK = "average rank"
+WITHHELD = "withheld"
+CORRECTED_T = (
+    "Nadeau and Bengio's 2003 corrected resampled t-test on the values paired by seed and "
+    "split: t = mean(d) / sqrt((1/J + n_test/n_train) s^2), J - 1 df, the variance inflated "
+    "for the overlapping training sets of the J resamples"
+)
+UNTESTED = "the runs do not carry their split sizes, or one pair"
 LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -96,9 +103,9 @@ def format_metric_table(
             False
         ).to_numpy(bool)
         caption += (
-            " Underlined: not significantly different from the best (two-sided Wilcoxon "
-            "signed-rank test on values paired by seed and split, Holm-corrected within the "
-            "row, alpha 0.05)."
+            f" Underlined: not significantly different from the best within the dataset "
+            f"({CORRECTED_T}; Holm-corrected within the row, alpha 0.05); no mark where "
+            f"untested ({UNTESTED})."
         )
     if avg_ranks is not None:
         rows[AVERAGE_RANK] = [
@@ -107,9 +114,10 @@ def format_metric_table(
         ]
         bold.loc[AVERAGE_RANK] = False
         marks.loc[AVERAGE_RANK] = False
+        n_complete = len(table.mean.dropna())
         caption += (
             f" {AVERAGE_RANK}: mean per-dataset rank (1 = best, ties averaged) over the "
-            "datasets with every column present."
+            f"{n_complete} datasets with every column present."
         )
     cells = pd.DataFrame.from_dict(rows, orient="index", columns=headers)
     cells.index.name = "dataset"
@@ -146,10 +154,12 @@ def format_wins_table(wins: pd.DataFrame, metric: str, baseline: tuple[str, ...]
     caption = (
         f"Datasets where each column is significantly better (win), not significantly different "
         f"(tie) or significantly worse (loss) than the baseline {column_label(baseline)} "
-        "(two-sided Wilcoxon signed-rank on values paired by seed and split, Holm-corrected "
-        "within the dataset, alpha 0.05)."
+        f"within the dataset ({CORRECTED_T}; Holm-corrected within the dataset, alpha 0.05), "
+        f"or untested ({UNTESTED}); counted over the datasets where both ran (the row's sum), "
+        f"{int(wins.sum(axis=1).max()) if len(wins) else 0} at most. Counts of per-dataset "
+        "tests, not an across-dataset test."
     )
-    cells = _format_numbers(wins, {"wins": "d", "ties": "d", "losses": "d"})
+    cells = _format_numbers(wins, dict.fromkeys(wins.columns, "d"))
     return _plain(f"{metric} wins/ties/losses vs {column_label(baseline)}", caption, cells)
 
 
@@ -181,22 +191,28 @@ def format_parity_table(parity: pd.DataFrame) -> TextTable:
 
 
 def format_friedman_table(results: list[FriedmanResult]) -> TextTable:
-    """One row per metric: k, N, Friedman chi2_F and p, Iman-Davenport F_F, Nemenyi CD."""
+    """One row per metric: k, N, Friedman chi2_F and p, Iman-Davenport F_F, Nemenyi CD; with
+    fewer than MIN_DATASETS datasets (FriedmanResult.claims) the test's cells read WITHHELD."""
+
+    def shown(result: FriedmanResult, value: float) -> str:
+        return f"{value:.3g}" if result.claims else WITHHELD
+
     cells = pd.DataFrame(
         {
             "k": [str(len(r.avg_ranks)) for r in results],
             "N": [str(r.n_datasets) for r in results],
-            "chi2_F": [f"{r.chi2:.3g}" for r in results],
-            "p": [f"{r.pvalue:.3g}" for r in results],
-            "F_F": [f"{r.iman_davenport:.3g}" for r in results],
-            "CD": [f"{r.cd:.3g}" for r in results],
+            "chi2_F": [shown(r, r.chi2) for r in results],
+            "p": [shown(r, r.pvalue) for r in results],
+            "F_F": [shown(r, r.iman_davenport) for r in results],
+            "CD": [shown(r, r.cd) for r in results],
         },
         index=pd.Index([r.metric for r in results], name="metric"),
     )
     caption = (
-        "Friedman test over the datasets with every column present (scipy, "
-        "tie-corrected), Iman-Davenport F_F, and the Nemenyi critical difference CD at alpha "
-        "0.05 (Demsar 2006)."
+        "Friedman test over the N datasets with every column present (the dataset is the "
+        "unit: its mean over seeds and splits; scipy, tie-corrected), Iman-Davenport F_F, and "
+        "the Nemenyi critical difference CD at alpha 0.05 (Demsar 2006); with fewer than "
+        f"{MIN_DATASETS} datasets the test claims nothing: {WITHHELD}, and no CD diagram."
     )
     return _plain("friedman", caption, cells)
 

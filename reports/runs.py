@@ -6,6 +6,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from mlflow import MlflowClient
 
@@ -28,6 +29,7 @@ ENCODING_TAG, ENCODING_PARAM = "data.encoding", "dataset.categorical"
 TARGET_TAG, PATH_TAG = "data.target", "data.path"  # a table's target column and file
 READING_TAG = "data.reading"  # a file's reading settings (drop, sep, decimal)
 NO_ENCODING = "none"  # a bundled or generated dataset: no categorical features to encode
+SPLIT_PARAMS = ("eval.kind", "eval.test_size", "eval.n_splits")  # the outer splits' sizes
 CELL_KEYS = ["dataset", "method", "engine", ENCODING]
 REPORT_STATUS = "report"
 TRIAL_STATUS = "trial"
@@ -78,12 +80,14 @@ def run_encoding(tags: dict[str, str], params: dict[str, str]) -> str:
 def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     """One row per job run (all statuses but the report's own runs, tag status=report, the
     sweeps' parent runs, status=sweep, and tuning trials, status=trial): run_id, start_time,
-    its tags (MLflow's own `mlflow.*` tags left out), its `encoding` (run_encoding) and its
-    summary metrics (the per-split `split_*` histories left out). A tuned job's method reads
+    its tags (MLflow's own `mlflow.*` tags left out), its `encoding` (run_encoding), the params
+    of its outer splits' sizes (SPLIT_PARAMS; None if not logged) and its summary metrics
+    (the per-split `split_*` histories left out). A tuned job's method reads
     `method+sampler` (gbt+tpe), so that it has a column of its own."""
     rows, tag_keys, metric_keys = [], set(), set()
     for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
-        if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS, SWEEP_STATUS):
+        if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS, SWEEP_STATUS) or (
+                "trial" in run.data.tags):  # a failed trial: status failed  # fmt: skip
             continue
         tags = {k: v for k, v in run.data.tags.items() if not k.startswith("mlflow.")}
         metrics = {k: v for k, v in run.data.metrics.items() if not k.startswith("split_")}
@@ -91,10 +95,12 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
         metric_keys |= metrics.keys()
         start_time = pd.Timestamp(run.info.start_time, unit="ms", tz="UTC")
         encoding = run_encoding(tags, run.data.params)
+        split_params = {key: run.data.params.get(key) for key in SPLIT_PARAMS}
         rows.append({"run_id": run.info.run_id, "start_time": start_time, **tags,
-                     ENCODING: encoding, **metrics})  # fmt: skip
+                     ENCODING: encoding, **split_params, **metrics})  # fmt: skip
     extra_tags = sorted(tag_keys - set(RUN_TAGS))
-    columns = ["run_id", "start_time", *RUN_TAGS, ENCODING, *extra_tags, *sorted(metric_keys)]
+    columns = ["run_id", "start_time", *RUN_TAGS, ENCODING, *extra_tags, *SPLIT_PARAMS,
+               *sorted(metric_keys)]  # fmt: skip
     runs = pd.DataFrame(rows).reindex(columns=columns)
     if "tune" in runs.columns:
         tuned = runs["tune"].notna() & (runs["tune"] != UNTUNED)
@@ -202,24 +208,36 @@ def load_trials(client: MlflowClient, experiment_id: str, runs: pd.DataFrame) ->
     """Long table of the tuning trials of `runs` (their child runs, status=trial): dataset,
     method, engine, encoding, seed, run_id (the job's), outer_split, trial, metric
     (test_<tune metric>), inner and test (the trial's inner validation score and its models'
-    outer test score)."""
+    outer test score), tiebreak (its inner tie-break metric, experiments.tuning.selection),
+    seconds (its wall time, trial_seconds) and infeasible (values the engine could not run,
+    resampled by the tuner); a failed trial has NaN scores and seconds (counted, never
+    chosen)."""
     jobs = runs.set_index("run_id")
     rows = []
-    trials = _all_pages(client.search_runs, experiment_ids=[experiment_id],
-                        filter_string=f"tags.status = '{TRIAL_STATUS}'")  # fmt: skip
+    trials = [run for status in (TRIAL_STATUS, "failed")
+              for run in _all_pages(client.search_runs, experiment_ids=[experiment_id],
+                                    filter_string=f"tags.status = '{status}'")
+              if "trial" in run.data.tags]  # a failed trial has status failed  # fmt: skip
     for trial in trials:
         parent = trial.data.tags.get("mlflow.parentRunId")
         if parent not in jobs.index:
             continue
         metrics = trial.data.metrics
         inner = next((name for name in metrics if name.startswith("inner_")), None)
-        if inner is None:
-            continue  # a configuration the engine could not run (tag skip_reason)
+        tiebreak = next((name for name in metrics if name.startswith("tiebreak_inner_")), None)
         job = jobs.loc[parent]
         rows.append({**{key: job[key] for key in [*CELL_KEYS, "seed"]}, "run_id": parent,
                      "outer_split": int(trial.data.tags["outer_split"]),
                      "trial": int(trial.data.tags["trial"]),
-                     "metric": f"test_{inner.removeprefix('inner_')}", "inner": metrics[inner],
-                     "test": metrics[inner.replace("inner_", "test_", 1)]})  # fmt: skip
-    columns = [*CELL_KEYS, "seed", "run_id", "outer_split", "trial", "metric", "inner", "test"]
-    return pd.DataFrame(rows, columns=columns)
+                     "metric": inner and f"test_{inner.removeprefix('inner_')}",
+                     "inner": metrics[inner] if inner else np.nan,
+                     "test": metrics[inner.replace("inner_", "test_", 1)] if inner else np.nan,
+                     "tiebreak": metrics[tiebreak] if tiebreak else np.nan,
+                     "seconds": metrics.get("trial_seconds", np.nan),
+                     "infeasible": "skip_reason" in trial.data.tags})  # fmt: skip
+    columns = [*CELL_KEYS, "seed", "run_id", "outer_split", "trial", "metric", "inner", "test",
+               "tiebreak", "seconds", "infeasible"]  # fmt: skip
+    table = pd.DataFrame(rows, columns=columns)
+    # a trial without scores (failed, infeasible) takes its job's metric from the job's others
+    table["metric"] = table.groupby("run_id")["metric"].transform(lambda m: m.ffill().bfill())
+    return table.dropna(subset=["metric"])

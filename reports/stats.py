@@ -1,5 +1,6 @@
-"""Significance tests between the columns (method, engine[, encoding]) of a metric table (Demsar
-2006, JMLR 7)."""
+"""Significance tests between the columns (method, engine[, encoding]) of a metric table: within
+one dataset, Nadeau and Bengio's (2003) corrected resampled t-test on the (seed, split) pairs, whose
+training sets overlap; across datasets, the dataset as the unit (Demsar 2006, JMLR 7)."""
 
 import math
 from dataclasses import dataclass
@@ -7,11 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.stats import friedmanchisquare, studentized_range, wilcoxon
+from scipy.stats import t as student_t
 
-from reports.tables import MetricTable, column_keys
+from reports.tables import TEST_TRAIN_RATIO, MetricTable, column_keys
 
 ALPHA = 0.05
 PAIRING_KEYS = ["seed", "split"]
+MIN_DATASETS = 5  # fewer datasets: an across-dataset ranking test (Friedman, Nemenyi) is withheld
 
 
 def paired_values(
@@ -38,6 +41,47 @@ def paired_values(
     return joined.iloc[:, 0].to_numpy(float), joined.iloc[:, 1].to_numpy(float)
 
 
+def paired_split_ratio(values: pd.DataFrame, dataset: str, columns: list[tuple[str, ...]],
+                       keys: list[str] | None = None) -> float:
+    """The mean n_test / n_train of the rows of `columns` on `dataset` (column TEST_TRAIN_RATIO,
+    tables.split_ratios); NaN when the runs did not say their split sizes."""
+    if TEST_TRAIN_RATIO not in values.columns:
+        return math.nan
+    keys = keys or column_keys(values)
+    on_dataset = values[values["dataset"] == dataset]
+    chosen = pd.concat([on_dataset[(on_dataset[keys] == list(c)).all(axis=1)] for c in columns])
+    return float(chosen[TEST_TRAIN_RATIO].mean())
+
+
+def corrected_resampled_t(
+    first: np.ndarray, second: np.ndarray, ratio: float
+) -> tuple[float, float]:
+    """Nadeau and Bengio's (2003) corrected resampled t-test of the J paired differences
+    d = first - second over resamples with overlapping training sets:
+    t = mean(d) / sqrt((1/J + n_test/n_train) s^2), s^2 the sample variance (ddof 1), two-sided
+    p from Student's t with J - 1 df (for repeated k-fold: Bouckaert and Frank 2004).
+    Returns (t, p); p is NaN (no test) with fewer than 2 pairs or an unknown `ratio`; equal
+    non-zero differences give p = 0, all-zero differences p = 1."""
+    diff = np.asarray(first, float) - np.asarray(second, float)
+    n_pairs = diff.size
+    if n_pairs < 2 or math.isnan(ratio):
+        return math.nan, math.nan
+    mean, variance = diff.mean(), diff.var(ddof=1)
+    if variance == 0:
+        return (0.0, 1.0) if mean == 0 else (math.copysign(math.inf, mean), 0.0)
+    statistic = mean / math.sqrt((1 / n_pairs + ratio) * variance)
+    return float(statistic), float(2 * student_t.sf(abs(statistic), n_pairs - 1))
+
+
+def paired_p(values: pd.DataFrame, dataset: str, first: tuple[str, ...],
+             second: tuple[str, ...], keys: list[str] | None = None) -> float:
+    """Two-sided p of `corrected_resampled_t` on the (seed, split) pairs of two columns of
+    `dataset` (`paired_values`), with their runs' `paired_split_ratio`; NaN: no test."""
+    pairs = paired_values(values, dataset, first, second, keys)
+    ratio = paired_split_ratio(values, dataset, [first, second], keys)
+    return corrected_resampled_t(*pairs, ratio)[1]
+
+
 def wilcoxon_p(first: np.ndarray, second: np.ndarray) -> float:
     """Two-sided p-value of the Wilcoxon signed-rank test on the paired differences; 1.0 (not
     significant) with fewer than 2 pairs or when every difference is zero."""
@@ -48,32 +92,35 @@ def wilcoxon_p(first: np.ndarray, second: np.ndarray) -> float:
 
 
 def holm(pvalues: list[float]) -> np.ndarray:
-    """Holm step-down adjusted p-values: p_(i) -> max_{j<=i} min(1, (m - j + 1) p_(j))."""
+    """Holm step-down adjusted p-values: p_(i) -> max_{j<=i} min(1, (m - j + 1) p_(j)), over the
+    m tested comparisons; an untested one (NaN) stays NaN and does not count in m."""
     p = np.asarray(pvalues, float)
-    order = np.argsort(p)
-    m = p.size
+    adjusted = np.full(p.size, np.nan)
+    tested = np.flatnonzero(~np.isnan(p))
+    order = tested[np.argsort(p[tested])]
+    m = order.size
     stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(stepped)
+    adjusted[order] = np.maximum.accumulate(stepped) if m else stepped
     return adjusted
 
 
 def _adjusted_against(
     table: MetricTable, dataset: str, reference: tuple[str, ...]
 ) -> dict[tuple[str, ...], float]:
-    """Holm-adjusted Wilcoxon p-values of every other non-empty column of `dataset`'s row against
-    `reference` (the adjustment runs over the comparisons of that row)."""
+    """Holm-adjusted `paired_p` (corrected resampled t) of every other non-empty column of
+    `dataset`'s row against `reference` (the adjustment runs over the tested comparisons of that
+    row; NaN: untested)."""
     means = table.mean.loc[dataset]
     others = [pair for pair in means.index if pair != reference and not math.isnan(means[pair])]
-    raw = [wilcoxon_p(*paired_values(table.values, dataset, pair, reference, table.keys))
-           for pair in others]  # fmt: skip
+    raw = [paired_p(table.values, dataset, pair, reference, table.keys) for pair in others]
     return dict(zip(others, holm(raw), strict=True)) if others else {}
 
 
 def not_worse_than_best(table: MetricTable, alpha: float = ALPHA) -> pd.DataFrame:
     """True at cells that are not the best of their row but not significantly different from it:
-    Holm-adjusted two-sided Wilcoxon p >= alpha against the best column (the first of a tie),
-    pairing by (seed, split) as in `paired_values`."""
+    Holm-adjusted two-sided corrected resampled t-test p >= alpha against the best column (the
+    first of a tie), pairing by (seed, split) as in `paired_values`; an untested cell (`paired_p`
+    NaN) is not marked."""
     marks = pd.DataFrame(False, index=table.mean.index, columns=table.mean.columns)
     for dataset, means in table.mean.iterrows():
         if means.isna().all():
@@ -91,24 +138,30 @@ def average_ranks(mean: pd.DataFrame) -> pd.Series:
     return complete.rank(axis=1, method="average").mean(axis=0)
 
 
+OUTCOMES = ("wins", "ties", "losses", "untested")
+
+
 def wins_ties_losses(
     table: MetricTable, baseline: tuple[str, ...], alpha: float = ALPHA
 ) -> pd.DataFrame:
     """Per column other than `baseline`: the datasets where it is significantly better (win),
     not significantly different (tie) or significantly worse (loss) than `baseline`, by the
-    Holm-adjusted Wilcoxon test of `not_worse_than_best` with `baseline` as the reference."""
-    counts = {pair: {"wins": 0, "ties": 0, "losses": 0} for pair in table.mean.columns}
+    Holm-adjusted corrected resampled t-test of `not_worse_than_best` with `baseline` as the
+    reference, or untested (`paired_p` NaN)."""
+    counts = {pair: dict.fromkeys(OUTCOMES, 0) for pair in table.mean.columns}
     for dataset, means in table.mean.iterrows():
         if math.isnan(means[baseline]):
             continue
         for pair, p in _adjusted_against(table, dataset, baseline).items():
-            if p >= alpha:
+            if math.isnan(p):
+                outcome = "untested"
+            elif p >= alpha:
                 outcome = "ties"
             else:
                 outcome = "wins" if means[pair] < means[baseline] else "losses"
             counts[pair][outcome] += 1
     del counts[baseline]
-    result = pd.DataFrame.from_dict(counts, orient="index", columns=["wins", "ties", "losses"])
+    result = pd.DataFrame.from_dict(counts, orient="index", columns=list(OUTCOMES))
     result.index = pd.MultiIndex.from_tuples(result.index, names=table.keys)
     return result
 
@@ -148,6 +201,12 @@ class FriedmanResult:
     iman_davenport: float
     cd: float
     alpha: float = ALPHA
+
+    @property
+    def claims(self) -> bool:
+        """Whether the test may claim anything: at least MIN_DATASETS datasets (with fewer, the
+        chi-squared approximation and the Nemenyi CD say nothing; Demsar 2006, section 3.2.2)."""
+        return self.n_datasets >= MIN_DATASETS
 
 
 def friedman_nemenyi(table: MetricTable, alpha: float = ALPHA) -> FriedmanResult | None:

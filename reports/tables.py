@@ -13,6 +13,7 @@ no cell can hold two, and the columns stay (method, engine); the datasets table 
 dataset's encodings. `column_keys` makes that choice from the frame it is given.
 """
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -21,6 +22,7 @@ from experiments.environment import ENVIRONMENT_TAGS
 from reports.runs import ENCODING, ReportError
 
 PRIMARY_METRICS = ("test_error", "test_rmse")
+TEST_TRAIN_RATIO = "test_train_ratio"  # n_test / n_train of a run's splits (a values column)
 PAIR_KEYS = ["method", "engine"]
 INHOUSE = "inhouse"
 
@@ -94,8 +96,8 @@ def mixed_environments_line(ok: pd.DataFrame) -> str | None:
 class MetricTable:
     """One metric per cell: mean, sample std and number of values; rows = dataset, columns =
     (method, engine[, encoding]) (`column_keys`). A cell with no value is NaN (count 0). `values`
-    is the long table the cells pool (dataset, method, engine, [encoding,] seed, split, value),
-    kept for the paired tests."""
+    is the long table the cells pool (dataset, method, engine, [encoding,] seed, split, value,
+    and TEST_TRAIN_RATIO when the runs say their split sizes), kept for the paired tests."""
 
     metric: str
     mean: pd.DataFrame
@@ -149,6 +151,40 @@ def summarize(values: pd.DataFrame, metric: str) -> MetricTable:
         count=wide["count"].fillna(0).astype(int),
         values=values,
     )
+
+
+def split_ratio(kind: str | None, test_size: str | None, n_splits: str | None,
+                     rows: str | None, cap: str | None) -> float:
+    """n_test / n_train of a run's outer splits (experiments.evaluation.split_rows): k-fold
+    n_test = rows / k; a holdout (and bias_variance's) n_test = ceil(test_size * rows) for a
+    fraction (scikit-learn's ShuffleSplit), test_size rows for an integer; n_train = rows - n_test,
+    at most `cap` (max_train_rows). Without rows: 1/(k - 1), or f / (1 - f) for a fraction f.
+    NaN when the run lacks what its kind needs."""
+    rows_known, capped = pd.notna(rows), pd.notna(cap)
+    if kind == "kfold" and pd.notna(n_splits):
+        k = int(n_splits)
+        if not rows_known:
+            return math.nan if capped else 1 / (k - 1)
+        n_test = int(rows) / k
+    elif pd.notna(kind) and pd.notna(test_size):
+        size = float(test_size)
+        if not rows_known:
+            return size / (1 - size) if size < 1 and not capped else math.nan
+        n_test = math.ceil(size * int(rows)) if size < 1 else size
+    else:
+        return math.nan
+    n_train = int(rows) - n_test
+    return n_test / (min(n_train, int(cap)) if capped else n_train)
+
+
+def split_ratios(runs: pd.DataFrame) -> pd.Series:
+    """Per run (index run_id) its `split_ratio`, from its params eval.kind, eval.test_size,
+    eval.n_splits (reports.runs.SPLIT_PARAMS) and its tags data.rows and max_train_rows."""
+    runs = _with_columns(runs, ["eval.kind", "eval.test_size", "eval.n_splits", "data.rows",
+                                "max_train_rows"])  # fmt: skip
+    ratios = [split_ratio(*row) for row in runs[["eval.kind", "eval.test_size",
+              "eval.n_splits", "data.rows", "max_train_rows"]].itertuples(index=False)]  # fmt: skip
+    return pd.Series(ratios, index=runs["run_id"], dtype=float)
 
 
 def _with_columns(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

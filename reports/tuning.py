@@ -1,27 +1,33 @@
 """Tuned against default: per dataset and column (method, engine[, encoding]: as
 `reports.tables.column_keys`), the gain of tuning and its
-significance; best-so-far curves over the trials (Grinsztajn et al. 2022, section 4: the
-outer test score of the best configuration so far by inner score, averaged over random orders
-of the trials); and the tunability of each hyper-parameter (Probst et al. 2019)."""
+significance; best-so-far curves over the trials (Grinsztajn et al. 2022, section 4, and
+their code: the outer test score of the trial the tuner would choose so far, a random search's
+trials shuffled after the default, TPE's in their order, normalized per trial), also against the
+trials' cumulative seconds; the tunability of each hyper-parameter (Probst et al. 2019); and
+the cost of tuning (seconds, trials per minute, failed and infeasible trials)."""
 
 import itertools
 import math
 import re
+from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from reports.render import TextTable, column_label, row_decimals
+from experiments.tuning.selection import selection_key
+from reports.render import MISSING, TextTable, column_label, row_decimals
 from reports.runs import ENCODING
-from reports.stats import ALPHA, holm, paired_values, wilcoxon_p
+from reports.stats import ALPHA, holm, paired_p, wilcoxon_p
 from reports.styles import engine_style, hues
 from reports.tables import MetricTable, column_keys
 
 TUNED_SEPARATOR = "+"  # a tuned job's method label: gbt+tpe (reports.runs.load_runs)
-N_ORDERS = 100  # random orders of the trials that a best-so-far curve averages
+N_ORDERS = 15  # random orders of a random search (their n_shuffles, analyses/plot_utils.R)
+RANDOM_SAMPLER = "random"  # tune.name of the random search (its trials may be shuffled)
 TUNABILITY_STATISTICS = ["parameter", "tunability", "share", "datasets", "p_holm"]
+ACROSS_STATISTICS = ["datasets", "tuned_better", "gain", "p", "p_holm"]
 
 
 def tuned_keys(keys: list[str]) -> list[str]:
@@ -36,9 +42,10 @@ def key_columns(table: pd.DataFrame) -> list[str]:
 
 def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
     """One row per (dataset, method, sampler, engine[, encoding]) with both a default and a
-    tuned column: their means, gain = default - tuned (> 0: tuning helped, every metric is
-    lower-is-better), and the two-sided Wilcoxon signed-rank p-value on values paired by seed
-    and split, Holm-adjusted over the comparisons of the dataset."""
+    tuned column: their means over seeds and splits, gain = default - tuned (> 0: tuning
+    helped, every metric is lower-is-better), and the two-sided p of Nadeau and Bengio's
+    corrected resampled t-test on values paired by seed and split (`stats.paired_p`; NaN:
+    untested), Holm-adjusted over the comparisons of the dataset."""
     rows = []
     for dataset, means in table.mean.iterrows():
         compared = []
@@ -50,13 +57,43 @@ def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
             default, tuned = means[untuned], means[column]
             if np.isnan(default) or np.isnan(tuned):
                 continue
-            pairs = paired_values(table.values, dataset, untuned, column, table.keys)
+            p = paired_p(table.values, dataset, untuned, column, table.keys)
             compared.append({"dataset": dataset, **dict(zip(table.keys, untuned, strict=True)),
                              "sampler": sampler, "default": default, "tuned": tuned,
-                             "gain": default - tuned, "p": wilcoxon_p(*pairs)})  # fmt: skip
+                             "gain": default - tuned, "p": p})  # fmt: skip
         rows += with_holm(compared)
     columns = ["dataset", *tuned_keys(table.keys), "default", "tuned", "gain", "p_holm"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def across_datasets(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Default vs tuned with the dataset as the unit (Demsar 2006): per (method, sampler,
+    engine[, encoding]) the number of datasets, those where tuning helped (gain > 0), the mean
+    gain over datasets, and the two-sided Wilcoxon signed-rank p on the per-dataset (default,
+    tuned) means of `default_vs_tuned`, Holm-adjusted over all the rows."""
+    keys = [*key_columns(comparison), "sampler"]
+    rows = [{**dict(zip(keys, key, strict=True)), "datasets": len(group),
+             "tuned_better": int((group["gain"] > 0).sum()), "gain": group["gain"].mean(),
+             "p": wilcoxon_p(group["default"], group["tuned"])}
+            for key, group in comparison.groupby(keys)]  # fmt: skip
+    columns = [*tuned_keys(key_columns(comparison)), *ACROSS_STATISTICS]
+    return pd.DataFrame(with_holm(rows), columns=columns)
+
+
+def smallest_wilcoxon_p(n_datasets: int) -> float:
+    """The smallest two-sided exact Wilcoxon signed-rank p on n pairs: 2 / 2^n (every sign
+    alike), 0.0625 for 5: fewer than 6 datasets can never reach alpha 0.05."""
+    return 2 / 2**n_datasets
+
+
+def verdict(p_holm: float, gain: float) -> str:
+    """`tuned better` or `tuned worse` when significant at ALPHA, else `not significant`, or
+    `untested` (p NaN)."""
+    if math.isnan(p_holm):
+        return "untested"
+    if p_holm >= ALPHA:
+        return "not significant"
+    return "tuned better" if gain > 0 else "tuned worse"
 
 
 def with_holm(compared: list[dict]) -> list[dict]:
@@ -71,13 +108,18 @@ def signed(value: float, decimals: int) -> str:
 
 
 def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
-    """The comparison as a table: a significant gain (tuned better at alpha) in bold."""
+    """The per-dataset comparison as a table: a significant gain or loss in bold, and said in
+    the verdict column."""
     caption = (
         f"{metric}: mean over seeds and outer splits of the default configuration and of the "
         "configuration tuned on the outer training rows (nested: inner split, best trial "
-        "refitted); gain = default - tuned (> 0: tuning helped); p: two-sided Wilcoxon "
-        "signed-rank on values paired by seed and split, Holm-corrected within the dataset; "
-        f"bold: tuned significantly better at alpha {ALPHA}."
+        "refitted); gain = default - tuned (> 0: tuning helped); p: within the dataset, "
+        "Nadeau and Bengio's 2003 corrected resampled t-test on values paired by seed and "
+        "split (variance inflated by 1/J + n_test/n_train for J resamples with overlapping "
+        "training sets; untested where the runs do not carry their split sizes), "
+        f"Holm-corrected within the dataset; bold gain: significant at alpha {ALPHA}, a gain "
+        "(verdict `tuned better`) or a loss (negative, verdict `tuned worse`). Across "
+        "datasets: the next table."
     )
     keys = key_columns(comparison)
     index = [f"{row['dataset']}: {column_label(tuple(row[keys]))} ({row['sampler']})"
@@ -90,13 +132,55 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
             "tuned": [f"{v:.{d}f}" for v, d in zip(comparison["tuned"], decimals, strict=True)],
             "gain": [signed(v, d) for v, d in zip(comparison["gain"], decimals, strict=True)],
             "p (Holm)": [f"{v:.3g}" for v in comparison["p_holm"]],
+            "verdict": [verdict(p, g) for p, g in zip(comparison["p_holm"], comparison["gain"],
+                                                      strict=True)],  # fmt: skip
         },
         index=pd.Index(index, name=f"dataset: {' / '.join(keys)} (sampler)"),
     )
-    significant = ((comparison["p_holm"] < ALPHA) & (comparison["gain"] > 0)).to_numpy()
+    return gain_table(f"{metric}: default vs tuned", caption, cells, comparison["p_holm"])
+
+
+def gain_table(title: str, caption: str, cells: pd.DataFrame, p_holm: pd.Series) -> TextTable:
+    """The table of `cells` with the gain in bold where the Holm-corrected p is below ALPHA."""
     bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
-    bold["gain"] = significant
-    return TextTable(f"{metric}: default vs tuned", caption, cells, bold)
+    bold["gain"] = (p_holm < ALPHA).to_numpy()
+    return TextTable(title, caption, cells, bold)
+
+
+def format_across_datasets(summary: pd.DataFrame, metric: str) -> TextTable:
+    """The across-dataset comparison (`across_datasets`) as a table: a significant gain or
+    loss in bold, and said in the verdict column."""
+    n_max = int(summary["datasets"].max()) if len(summary) else 0
+    caption = (
+        f"{metric}: default vs tuned with the dataset as the unit (Demsar 2006): each "
+        "dataset's mean over seeds and outer splits; datasets: how many (at most "
+        f"{n_max}); tuned better: on how many the tuned mean is lower; gain: mean over "
+        "datasets of default - tuned (scales of datasets differ: descriptive); p: two-sided "
+        "Wilcoxon signed-rank test on the per-dataset (default, tuned) pairs, Holm-corrected "
+        f"over the {len(summary)} comparisons (method x sampler x engine); bold gain: "
+        f"significant at alpha {ALPHA}, a gain (verdict `tuned better`) or a loss (negative, "
+        "verdict `tuned worse`); with n datasets the smallest p is 2/2^n, so fewer than 6 "
+        "cannot reach 0.05 (verdict `too few datasets`)."
+    )
+    keys = key_columns(summary)
+    index = [f"{column_label(tuple(row[keys]))} ({row['sampler']})"
+             for _, row in summary.iterrows()]  # fmt: skip
+    decimals = row_decimals(summary["gain"])
+    too_few = [smallest_wilcoxon_p(n) >= ALPHA for n in summary["datasets"]]
+    cells = pd.DataFrame(
+        {
+            "datasets": [str(n) for n in summary["datasets"]],
+            "tuned better": [str(n) for n in summary["tuned_better"]],
+            "gain": [signed(v, decimals) for v in summary["gain"]],
+            "p": [f"{v:.3g}" for v in summary["p"]],
+            "p (Holm)": [f"{v:.3g}" for v in summary["p_holm"]],
+            "verdict": ["too few datasets" if few else verdict(p, g) for few, p, g in
+                        zip(too_few, summary["p_holm"], summary["gain"], strict=True)],  # fmt: skip
+        },
+        index=pd.Index(index, name=f"{' / '.join(keys)} (sampler)"),
+    )
+    return gain_table(f"{metric}: default vs tuned across datasets", caption, cells,
+                      summary["p_holm"])
 
 
 def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -104,8 +188,8 @@ def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     engine[, encoding]) and parameter p, d_p = default - tuned with p alone (the others at
     their defaults), each dataset's mean over seeds and splits, then the mean over datasets
     (> 0: tuning p alone helped); `share` = d_p / the joint tuning's gain; p: two-sided
-    Wilcoxon signed-rank on the runs' (default, tuned alone) pairs, Holm-adjusted over the
-    parameters of the method."""
+    Wilcoxon signed-rank on the per-dataset means (default, tuned alone), the dataset as the
+    unit, Holm-adjusted over the parameters of the method."""
     default = f"default_{metric}"
     if default not in runs.columns:
         return pd.DataFrame(columns=[*tuned_keys(column_keys(runs)), *TUNABILITY_STATISTICS])
@@ -128,28 +212,37 @@ def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
                              "tunability": gain,
                              "share": gain / joint if joint > 0 else np.nan,
                              "datasets": scored["dataset"].nunique(),
-                             "p": wilcoxon_p(scored[default], scored[column])})  # fmt: skip
+                             "p": wilcoxon_p(*dataset_means(scored, default, column))})  # fmt: skip
         rows += with_holm(compared)
     table = pd.DataFrame(rows, columns=[*tuned_keys(keys), *TUNABILITY_STATISTICS])
     return table.sort_values([*keys, "tunability"], ascending=[*(True for _ in keys), False],
                              ignore_index=True)  # fmt: skip
 
 
+def dataset_means(runs: pd.DataFrame, before: str, after: str) -> tuple[pd.Series, pd.Series]:
+    """Per dataset, the means of `before` and of `after` over its runs."""
+    means = runs.groupby("dataset")[[before, after]].mean()
+    return means[before], means[after]
+
+
 def dataset_gain(runs: pd.DataFrame, before: str, after: str) -> pd.Series:
     """Per dataset, the mean of `before` minus the mean of `after` over its runs."""
-    means = runs.groupby("dataset")[[before, after]].mean()
-    return means[before] - means[after]
+    before_means, after_means = dataset_means(runs, before, after)
+    return before_means - after_means
 
 
 def format_tunability(table: pd.DataFrame, metric: str) -> TextTable:
-    """The tunability table: a significant positive tunability in bold."""
+    """The tunability table: a significant tunability, positive or negative, in bold and said
+    in the verdict column."""
     caption = (
         f"{metric}: tunability of each hyper-parameter (Probst et al. 2019): the gain of tuning "
         "it alone, the others at their defaults (nested: inner split, best trial refitted, "
         "outer test score), mean over datasets of default - tuned alone (> 0: tuning it "
-        "helped); share: of the gain of tuning all of them jointly; p: two-sided Wilcoxon "
-        "signed-rank over runs, Holm-corrected within the method; bold: significant at alpha "
-        f"{ALPHA}."
+        "helped); share: of the gain of tuning all of them jointly; datasets: how many; p: "
+        "two-sided Wilcoxon signed-rank on the per-dataset means (default, tuned alone), the "
+        "dataset as the unit (fewer than 6 datasets cannot reach 0.05), Holm-corrected "
+        f"within the method; bold: significant at alpha {ALPHA}, a gain (verdict `tuned "
+        "better`) or a loss (negative, verdict `tuned worse`)."
     )
     decimals = row_decimals(table["tunability"])
     keys = key_columns(table)
@@ -162,66 +255,184 @@ def format_tunability(table: pd.DataFrame, metric: str) -> TextTable:
                                     for v in table["share"]],  # fmt: skip
             "datasets": [str(n) for n in table["datasets"]],
             "p (Holm)": [f"{v:.3g}" for v in table["p_holm"]],
+            "verdict": [verdict(p, g) for p, g in zip(table["p_holm"], table["tunability"],
+                                                      strict=True)],  # fmt: skip
         },
         index=pd.Index(index, name=f"{' / '.join(keys)} (sampler): parameter"),
     )
     bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
-    bold["tunability"] = ((table["p_holm"] < ALPHA) & (table["tunability"] > 0)).to_numpy()
+    bold["tunability"] = (table["p_holm"] < ALPHA).to_numpy()
     return TextTable(f"{metric}: tunability per hyper-parameter", caption, cells, bold)
 
 
-def best_so_far(test: np.ndarray, inner: np.ndarray, orders: np.ndarray) -> np.ndarray:
-    """Mean over `orders` (rows: permutations of the trials) of the outer test score of the
-    trial with the lowest inner score among the first k, for k = 1..n (ties: the earlier)."""
-    inner_ordered = inner[orders]
-    rows = np.arange(len(orders))
-    best_position = np.zeros(orders.shape, dtype=int)
-    for k in range(1, orders.shape[1]):
-        previous = best_position[:, k - 1]
-        improved = inner_ordered[:, k] < inner_ordered[rows, previous]
-        best_position[:, k] = np.where(improved, k, previous)
-    chosen = np.take_along_axis(orders, best_position, axis=1)
-    return test[chosen].mean(axis=0)
+class CurveScore(NamedTuple):
+    """How Grinsztajn et al. normalize a test metric per trial (analyses/random_search_utils.R,
+    `normalize_no_variable`; quantiles and truncation: analyses/benchmark_plots_numerical.R):
+    score s = -metric**power, a higher-is-better score affine in theirs on one test set
+    (accuracy = 1 - error; R^2 = 1 - mse / var(y), affine in -rmse**2); normalized
+    (s - Q_q(s)) / (max(s) - Q_q(s)) over the trials that share the test rows, 1 at the best
+    trial, 0 at the q-quantile (their classification 0.1, regression 0.5); with `truncate`
+    (their regression), values below 0 set to 0."""
+
+    power: int
+    quantile: float
+    truncate: bool
 
 
-def trial_orders(n: int, rng: np.random.RandomState) -> np.ndarray:
-    """Every order of n trials when there are at most N_ORDERS (the exact mean), else N_ORDERS
-    random ones."""
-    if math.factorial(n) <= N_ORDERS:
-        return np.array(list(itertools.permutations(range(n))))
-    return np.array([rng.permutation(n) for _ in range(N_ORDERS)])
+CURVE_SCORES = {
+    "test_error": CurveScore(1, 0.1, False),
+    "test_logloss": CurveScore(1, 0.1, False),
+    "test_rmse": CurveScore(2, 0.5, True),
+    "test_mae": CurveScore(1, 0.5, True),
+}
+TEST_ROWS = ["dataset", "seed", "outer_split"]  # trials that share outer test rows
 
 
-def best_so_far_curves(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """Per (dataset, method, engine[, encoding]: `column_keys`): the best-so-far curve of each
-    tuned outer split (the same
-    trial_orders for every split of n trials), averaged over seeds and splits; with
-    `normalized`, the curve rescaled per dataset to [0, 1] between the lowest and the highest
-    point of that dataset's curves (0: the best), as Grinsztajn et al. compare datasets."""
+def normalized_scores(test: pd.Series, score: CurveScore) -> pd.Series:
+    """Grinsztajn et al.'s normalization (CurveScore) of the test scores of trials that share
+    their test rows; NaN (a trial without a score) stays NaN. If the max equals the quantile, the
+    trials at the max score 1 and the others 0."""
+    s = -test.to_numpy(dtype=float) ** score.power
+    anchor, best = np.nanquantile(s, score.quantile), np.nanmax(s)
+    if best > anchor:
+        normalized = (s - anchor) / (best - anchor)
+    else:
+        normalized = np.where(np.isnan(s), np.nan, (s == best).astype(float))
+    if score.truncate:
+        normalized = np.where(normalized < 0, 0.0, normalized)
+    return pd.Series(normalized, index=test.index)
+
+
+def preference(inner: np.ndarray, tiebreak: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    """The positions of the trials, the tuner's most preferred first: by
+    experiments.tuning.selection's selection_key (inner score, inner tie-break metric, trial
+    number), the one rule of the tuner and these curves; trials without an inner score
+    (failed) last."""
+    scored = [i for i in range(len(inner)) if not np.isnan(inner[i])]
+    ranked = sorted(scored, key=lambda i: selection_key(inner[i], tiebreak[i], numbers[i]))
+    return np.array(ranked + [i for i in range(len(inner)) if np.isnan(inner[i])], dtype=int)
+
+
+def best_so_far(scores: np.ndarray, inner: np.ndarray, tiebreak: np.ndarray,
+                numbers: np.ndarray, orders: np.ndarray) -> np.ndarray:
+    """Per order (rows: permutations of the positions of the trials numbered `numbers`), the
+    score of the trial the tuner would choose among the first k, for k = 1..n: the most
+    preferred (`preference`) so far, so that the last point is the tuner's choice in every
+    order; NaN while only failed trials have run."""
+    preferred = preference(inner, tiebreak, numbers)
+    rank = np.empty(len(inner), dtype=int)
+    rank[preferred] = np.arange(len(inner))
+    chosen = preferred[np.minimum.accumulate(rank[orders], axis=1)]
+    return np.where(np.isnan(inner[chosen]), np.nan, scores[chosen])
+
+
+def trial_orders(n: int, sampler: str, rng: np.random.RandomState,
+                 n_orders: int = N_ORDERS) -> np.ndarray:
+    """The orders a curve follows: TPE's trials in their real order (each depends on the ones
+    before); a random search's trial 0 (the default configuration) first, as Grinsztajn et
+    al.'s `default_first`, then its other trials in every order if there are at most `n_orders`
+    of them (the exact mean), else in `n_orders` random ones."""
+    if sampler != RANDOM_SAMPLER:
+        return np.arange(n)[None, :]
+    if math.factorial(n - 1) <= n_orders:
+        shuffled = list(itertools.permutations(range(1, n)))
+    else:
+        shuffled = [1 + rng.permutation(n - 1) for _ in range(n_orders)]
+    return np.array([[0, *order] for order in shuffled], dtype=int)
+
+
+def counted_trials(group: pd.DataFrame) -> pd.DataFrame:
+    """One study's trials as its tuner counts them (experiments.tuning.search: n_trials scored or
+    failed), by trial number: a trial flagged `infeasible` (values the engine cannot run on
+    this data, which the tuner resampled) left out; a failed one (no inner score) kept, counted
+    and never chosen."""
+    if "infeasible" in group:
+        group = group[group["infeasible"].ne(True)]
+    return group.sort_values("trial")
+
+
+def best_so_far_curves(trials: pd.DataFrame, seed: int = 0,
+                       n_orders: int = N_ORDERS) -> pd.DataFrame:
+    """Grinsztajn et al.'s best-so-far curves (analyses/random_search_utils.R,
+    `random_search_no_variable`): per (dataset, method, engine[, encoding]: `column_keys`) and
+    order of the trials (`trial_orders`, the same orders for every study of n trials), the
+    outer test score (`value`) and its normalization (`normalized`, CurveScore of the `metric`
+    column, over every trial on the same outer test rows) of the trial the tuner would choose
+    among the first k, mean over the seeds and outer splits; trials counted as the tuner counts
+    them (`counted_trials`), each dataset's curves cut at its shortest study (their
+    `equalize_n_iteration`). `seconds`: the cumulative wall time of those first k trials
+    (`study_seconds`), mean over the same studies."""
+    [metric] = trials["metric"].unique()
     rng = np.random.RandomState(seed)
-    orders_by_n: dict[int, np.ndarray] = {}
-    rows = []
     cells = ["dataset", *column_keys(trials)]
-    for key, group in trials.groupby([*cells, "run_id", "outer_split"]):
-        group = group.sort_values("trial")
-        n = len(group)
-        if n not in orders_by_n:
-            orders_by_n[n] = trial_orders(n, rng)
-        curve = best_so_far(group["test"].to_numpy(), group["inner"].to_numpy(), orders_by_n[n])
-        cell = dict(zip(cells, key, strict=False))
-        rows += [{**cell, "trials": k + 1, "value": value} for k, value in enumerate(curve)]
-    columns = [*cells, "trials", "value"]
-    curves = pd.DataFrame(rows, columns=columns)
-    curves = curves.groupby(columns[:-1], as_index=False)["value"].mean()
-    low = curves.groupby("dataset")["value"].transform("min")
-    high = curves.groupby("dataset")["value"].transform("max")
-    curves["normalized"] = ((curves["value"] - low) / (high - low)).where(high > low, 0.0)
-    return curves
+    normalized = trials.groupby(TEST_ROWS, group_keys=False)["test"].apply(
+        normalized_scores, score=CURVE_SCORES[metric])
+    trials = trials.assign(value=trials["test"], normalized=normalized,
+                           tiebreak=trials.get("tiebreak", np.nan),
+                           seconds=trials.get("seconds", np.nan))
+    orders: dict[tuple[int, str], np.ndarray] = {}
+    frames = []
+    for key, group in trials.groupby([*cells, "seed", "run_id", "outer_split"]):
+        study = counted_trials(group)
+        n, sampler = len(study), group["method"].iloc[0].partition(TUNED_SEPARATOR)[2]
+        if (n, sampler) not in orders:
+            orders[(n, sampler)] = trial_orders(n, sampler, rng, n_orders)
+        inner = study["inner"].to_numpy(dtype=float)
+        tiebreak = study["tiebreak"].to_numpy(dtype=float)
+        numbers = study["trial"].to_numpy()
+        values = {column: best_so_far(study[column].to_numpy(dtype=float), inner, tiebreak,
+                                      numbers, orders[(n, sampler)])
+                  for column in ["value", "normalized"]}  # fmt: skip
+        values["seconds"] = np.cumsum(study_seconds(study)[orders[(n, sampler)]], axis=1)
+        n_orders_used = len(orders[(n, sampler)])
+        frames.append(pd.DataFrame({
+            **dict(zip(cells, key, strict=False)), "study": len(frames),
+            "order": np.repeat(np.arange(n_orders_used), n),
+            "trials": np.tile(np.arange(1, n + 1), n_orders_used),
+            **{column: curve.ravel() for column, curve in values.items()},
+        }))  # fmt: skip
+    measured = ["value", "normalized", "seconds"]
+    columns = [*cells, "order", "trials", *measured]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    curves = pd.concat(frames, ignore_index=True)
+    length = curves.groupby(["dataset", "study"])["trials"].transform("max")
+    curves = curves[curves["trials"] <= length.groupby(curves["dataset"]).transform("min")]
+    return curves.groupby(columns[:-len(measured)], as_index=False)[measured].mean()
+
+
+def study_seconds(study: pd.DataFrame) -> np.ndarray:
+    """Each counted trial's wall time (trial_seconds); a failed trial, which logs none, as 0 s;
+    all NaN for a study that logged no time (runs from before trial_seconds)."""
+    seconds = study["seconds"].to_numpy(dtype=float)
+    return np.nan_to_num(seconds) if not np.isnan(seconds).all() else seconds
+
+
+def order_bands(curves: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
+    """Per column (`keys`) and number of trials: the mean, min and max over orders of `column`
+    (Grinsztajn et al.'s line and ribbon, analyses/plot_utils.R)."""
+    return curves.groupby([*keys, "trials"])[column].agg(["mean", "min", "max"]).reset_index()
+
+
+def orders_legend(curves: pd.DataFrame, keys: list[str]) -> str:
+    """What the lines and bands of a best-so-far figure average: the number of orders of the
+    random searches (a range if their trial counts differ) and TPE's single real order."""
+    random = curves[curves["method"].str.endswith(TUNED_SEPARATOR + RANDOM_SAMPLER)]
+    counts = sorted(set(random.groupby(keys)["order"].nunique()))
+    parts = []
+    if counts:
+        n = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        parts.append(f"random search: trial 0 (the default) first, mean over {n} orders of the "
+                     "others, band min-max over orders")
+    if len(random) < len(curves):
+        parts.append("TPE: its trials in their real order")
+    return "; ".join(parts)
 
 
 def best_so_far_figure(curves: pd.DataFrame, metric: str) -> Figure:
-    """One panel per dataset (the metric) and a last panel averaging the normalized curves
-    over datasets; one line per column (method, engine[, encoding]: `column_keys`)."""
+    """One panel per dataset (the metric) and a last panel of the normalized curves averaged
+    over datasets per order (Grinsztajn et al.'s aggregate); one line per column (method,
+    engine[, encoding]: `column_keys`): the mean over orders, its band min-max over orders."""
     keys = column_keys(curves)
     datasets = sorted(curves["dataset"].unique())
     panels = len(datasets) + 1
@@ -230,15 +441,20 @@ def best_so_far_figure(curves: pd.DataFrame, metric: str) -> Figure:
     figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows),
                                 squeeze=False, layout="constrained")  # fmt: skip
     colors = hues(sorted(curves.groupby(keys).groups), keys)
-    normalized = curves.groupby([*keys, "trials"], as_index=False)["normalized"].mean()
-    sources = [(dataset, curves[curves["dataset"] == dataset], "value", metric)
-               for dataset in datasets]  # fmt: skip
-    sources.append(("normalized, mean over datasets", normalized, "normalized",
-                    f"normalized {metric} (0: best)"))  # fmt: skip
-    for ax, (title, frame, column, label) in zip(axes.flat, sources, strict=False):
-        for key, line in frame.groupby(keys):
-            ax.plot(line["trials"], line[column], engine_style(key[1]), color=colors[key],
+    over_datasets = curves.groupby([*keys, "order", "trials"], as_index=False)["normalized"].mean()
+    score = CURVE_SCORES[metric]
+    anchor = "median" if score.quantile == 0.5 else f"{score.quantile:.0%} quantile"
+    sources = [(dataset, order_bands(curves[curves["dataset"] == dataset], keys, "value"),
+                metric) for dataset in datasets]  # fmt: skip
+    sources.append(("normalized, mean over datasets",
+                    order_bands(over_datasets, keys, "normalized"),
+                    f"normalized score (1: best trial, 0: {anchor})"))  # fmt: skip
+    for ax, (title, bands, label) in zip(axes.flat, sources, strict=False):
+        for key, line in bands.groupby(keys):
+            ax.plot(line["trials"], line["mean"], engine_style(key[1]), color=colors[key],
                     label=column_label(key))  # fmt: skip
+            ax.fill_between(line["trials"], line["min"], line["max"], color=colors[key],
+                            alpha=0.2, linewidth=0)  # fmt: skip
         ax.set_title(title)
         ax.set_xlabel("trials")
         ax.set_ylabel(label)
@@ -246,6 +462,104 @@ def best_so_far_figure(curves: pd.DataFrame, metric: str) -> Figure:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
-                  title=f"{' / '.join(keys)}: test score of the best configuration so far by "
-                        f"inner score, mean of {N_ORDERS} random trial orders")  # fmt: skip
+                  title=f"{' / '.join(keys)}: outer test score of the trial the tuner would "
+                        f"choose among the first k\n{orders_legend(curves, keys)}")  # fmt: skip
     return figure
+
+
+def best_so_far_time_figure(curves: pd.DataFrame, metric: str) -> Figure:
+    """The best-so-far curves of `best_so_far_curves` against time, one panel per dataset (time
+    scales differ: no mean over datasets): a column's point k at the mean over orders of the
+    mean cumulative trial seconds of its first k trials (over seeds and outer splits; TPE: its
+    real order, a random search: its `trial_orders`), at the height of the curve against
+    trials (the mean over orders of the chosen trial's outer test score), the band min-max over
+    orders of that score, on a log time axis; the sampler's own time between trials (in
+    tune_seconds) left out, and the columns that logged no trial seconds."""
+    timed = curves[curves["seconds"].notna()]
+    keys = column_keys(timed)
+    datasets = sorted(timed["dataset"].unique())
+    n_cols = min(3, len(datasets))
+    n_rows = -(-len(datasets) // n_cols)
+    figure, axes = plt.subplots(n_rows, n_cols, figsize=(4.2 * n_cols, 3.2 * n_rows),
+                                squeeze=False, layout="constrained")  # fmt: skip
+    colors = hues(sorted(timed.groupby(keys).groups), keys)
+    for ax, dataset in zip(axes.flat, datasets, strict=False):
+        on_dataset = timed[timed["dataset"] == dataset]
+        seconds = on_dataset.groupby([*keys, "trials"])["seconds"].mean()
+        bands = order_bands(on_dataset, keys, "value").join(seconds, on=[*keys, "trials"])
+        for key, line in bands.groupby(keys):
+            ax.plot(line["seconds"], line["mean"], engine_style(key[1]), color=colors[key],
+                    label=column_label(key))  # fmt: skip
+            ax.fill_between(line["seconds"], line["min"], line["max"], color=colors[key],
+                            alpha=0.2, linewidth=0)  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_title(dataset)
+        ax.set_xlabel("seconds of the first k trials\n(cumulative, mean over studies and orders)")
+        ax.set_ylabel(metric)
+    for ax in axes.flat[len(datasets):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)),
+                  title=f"{' / '.join(keys)}: outer test score of the trial the tuner would "
+                        f"choose among the first k, against the time they took\n"
+                        f"{orders_legend(timed, keys)}")  # fmt: skip
+    return figure
+
+
+COST_STATISTICS = ["jobs", "datasets", "seconds", "trials", "trials_per_minute", "failed",
+                   "infeasible"]  # fmt: skip
+
+
+def tuning_cost(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per tuned column (method, sampler, engine[, encoding]) over all its runs (every dataset
+    and seed): jobs, datasets, and per study (the tuning of one outer split; a job's tune_*
+    metrics are the means over its splits, experiments.tuning.search) the mean tune_seconds,
+    the mean trials the tuner counts (tune_trials, scored, + tune_failed_trials), trials per
+    minute = 60 x mean trials / mean seconds, and the mean tune_failed_trials and
+    tune_infeasible_trials (resampled, not counted)."""
+    columns = [*tuned_keys(column_keys(runs)), *COST_STATISTICS]
+    if "tune_seconds" not in runs.columns:
+        return pd.DataFrame(columns=columns)
+    tuned = runs[runs["tune_seconds"].notna()]
+    keys = column_keys(tuned)
+    rows = []
+    for (label, *rest), group in tuned.groupby(keys):
+        method, _, sampler = label.partition(TUNED_SEPARATOR)
+        failed = group.get("tune_failed_trials", pd.Series(np.nan, index=group.index))
+        infeasible = group.get("tune_infeasible_trials", pd.Series(np.nan, index=group.index))
+        trials = (group["tune_trials"] + failed.fillna(0)).mean()
+        seconds = group["tune_seconds"].mean()
+        rows.append({**dict(zip(keys, (method, *rest), strict=True)), "sampler": sampler,
+                     "jobs": len(group), "datasets": group["dataset"].nunique(),
+                     "seconds": seconds, "trials": trials,
+                     "trials_per_minute": 60 * trials / seconds, "failed": failed.mean(),
+                     "infeasible": infeasible.mean()})  # fmt: skip
+    return pd.DataFrame(rows, columns=[*tuned_keys(keys), *COST_STATISTICS])
+
+
+def format_tuning_cost(cost: pd.DataFrame) -> TextTable:
+    """The tuning cost per column (`tuning_cost`) as a table, nothing emphasized."""
+    caption = (
+        "Tuning cost per column (method / engine, sampler) over all its ok tuned runs (every "
+        "dataset and seed; datasets: how many): per study (the tuning of one outer split on its "
+        "training rows: a job runs one per outer split), the mean wall seconds of the search "
+        "(tune_seconds: every trial and the sampler), the mean trials counted (scored + "
+        "failed: tune.n_trials unless tune.timeout_seconds ended it), trials per minute = 60 x "
+        "trials / seconds, and the mean failed trials (raised: counted, never chosen) and "
+        "infeasible ones (values the engine cannot run on the data: resampled, not counted). "
+        "Scores: the default-vs-tuned tables."
+    )
+    keys = key_columns(cost)
+    index = [f"{column_label(tuple(row[keys]))} ({row['sampler']})"
+             for _, row in cost.iterrows()]  # fmt: skip
+    formats = {"jobs": ("jobs", "d"), "datasets": ("datasets", "d"),
+               "seconds": ("seconds / study", ".3g"), "trials": ("trials / study", ".3g"),
+               "trials_per_minute": ("trials / minute", ".3g"),
+               "failed": ("failed / study", ".3g"), "infeasible": ("infeasible / study", ".3g")}
+    cells = pd.DataFrame(
+        {header: [MISSING if pd.isna(v) else format(v, spec) for v in cost[column]]
+         for column, (header, spec) in formats.items()},
+        index=pd.Index(index, name=f"{' / '.join(keys)} (sampler)"),
+    )  # fmt: skip
+    bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
+    return TextTable("tuning cost", caption, cells, bold)

@@ -1,9 +1,10 @@
 """Bagging, random forests and extra trees on the engine (Straka, "Bagging", "Random Forests",
 "Extra Trees"; Breiman 1996, 2001; Geurts et al. 2006).
 
-Each tree is grown (to full depth by default) on a bootstrap sample of the rows, or on all of
-them; a random forest scores `max_features` random features at each node, extra trees also draw
-each feature's threshold at random, bagging uses every feature. The ensemble averages the trees'
+Each tree is grown (to full depth by default) on a bootstrap sample of the rows (n draws, or
+int(max_samples * n) as scikit-learn's `max_samples`), or on all of them; a random forest
+scores `max_features` random features at each node, extra trees also draw each feature's
+threshold at random, bagging uses every feature. The ensemble averages the trees'
 leaf values: class frequencies, or means.
 
 The trees are grown in parallel, one per thread, each one node at a time (cart_grower). The
@@ -55,12 +56,34 @@ def _check_tree_params(estimator) -> None:
         raise ValueError(f"min_samples_leaf must be >= 1, got {estimator.min_samples_leaf!r}")
 
 
-def _bootstrap_counts(seed: int, n_samples: int, bootstrap: bool) -> np.ndarray:
-    """How often each row is drawn: n draws with replacement (scikit-learn's draws for this
-    seed: engine.bootstrap), or every row once."""
+def _check_max_samples(estimator) -> None:
+    """max_samples as scikit-learn's forests take a float: None (n draws) or a share in (0, 1],
+    for a bootstrap only."""
+    max_samples = estimator.max_samples
+    if max_samples is None:
+        return
+    if not (isinstance(max_samples, (float, np.floating)) and 0.0 < max_samples <= 1.0):
+        raise ValueError(f"max_samples must be None or a float in (0, 1], got {max_samples!r}")
+    if not estimator.bootstrap:
+        raise ValueError("max_samples is the size of a bootstrap: set bootstrap=True or "
+                         "max_samples=None")
+
+
+def _n_draws(n_samples: int, max_samples: float | None) -> int:
+    """Rows drawn with replacement per tree: n, or max(int(max_samples * n), 1) as scikit-learn's
+    forests draw (sklearn.ensemble._bootstrap._get_n_samples_bootstrap, unweighted)."""
+    if max_samples is None:
+        return n_samples
+    return max(int(max_samples * n_samples), 1)
+
+
+def _bootstrap_counts(seed: int, n_samples: int, bootstrap: bool,
+                      max_samples: float | None) -> np.ndarray:
+    """How often each row is drawn: _n_draws draws with replacement (scikit-learn's draws for
+    this seed: engine.bootstrap), or every row once."""
     if not bootstrap:
         return np.ones(n_samples)
-    return bootstrap_counts(seed, n_samples)
+    return bootstrap_counts(seed, n_samples, _n_draws(n_samples, max_samples))
 
 
 class _BaseForest(BaseEstimator):
@@ -76,6 +99,7 @@ class _BaseForest(BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
         _check_tree_params(self)
+        _check_max_samples(self)
         if self.oob_score and not self.bootstrap:
             raise ValueError("oob_score=True needs bootstrap=True")
         unit_stats, criterion = self._unit_stats(y)
@@ -103,7 +127,7 @@ class _BaseForest(BaseEstimator):
         row's statistics weighted. The counts become the weights in place and are dropped
         before the tree grows: fewer temporaries while two threads grow (within 1 MB of the
         bench forest's peak, measured)."""
-        weights = _bootstrap_counts(seed, codes.shape[0], self.bootstrap)
+        weights = _bootstrap_counts(seed, codes.shape[0], self.bootstrap, self.max_samples)
         weights *= sample_weight
         rows = np.flatnonzero(weights > 0).astype(np.int32)
         stats = unit_stats * weights[:, None]
@@ -139,7 +163,8 @@ class _BaseForest(BaseEstimator):
         total = np.zeros((codes.shape[0], self.estimators_[0].value.shape[1]))
         n_trees = np.zeros(codes.shape[0])
         for tree, seed in zip(self.estimators_, seeds, strict=True):
-            out_of_bag = _bootstrap_counts(seed, codes.shape[0], self.bootstrap) == 0
+            counts = _bootstrap_counts(seed, codes.shape[0], self.bootstrap, self.max_samples)
+            out_of_bag = counts == 0
             total[out_of_bag] += tree.predict_binned(codes[out_of_bag])
             n_trees += out_of_bag
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -211,7 +236,8 @@ class _ForestRegressor(RegressorMixin, _BaseForest):
 class RandomForestClassifier(_ForestClassifier):
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
-                 max_features="sqrt", bootstrap=True, oob_score=False, max_bins=MAX_BINS,
+                 max_features="sqrt", bootstrap=True, max_samples=None, oob_score=False,
+                 max_bins=MAX_BINS,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -221,6 +247,7 @@ class RandomForestClassifier(_ForestClassifier):
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.bootstrap = bootstrap
+        self.max_samples = max_samples
         self.oob_score = oob_score
         self.max_bins = max_bins
         self.categorical_features = categorical_features
@@ -232,7 +259,7 @@ class RandomForestClassifier(_ForestClassifier):
 class RandomForestRegressor(_ForestRegressor):
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS,
+                 max_samples=None, oob_score=False, max_bins=MAX_BINS,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -241,6 +268,7 @@ class RandomForestRegressor(_ForestRegressor):
         self.min_samples_leaf = min_samples_leaf
         self.max_features = max_features
         self.bootstrap = bootstrap
+        self.max_samples = max_samples
         self.oob_score = oob_score
         self.max_bins = max_bins
         self.categorical_features = categorical_features
@@ -256,12 +284,14 @@ class ExtraTreesClassifier(RandomForestClassifier):
 
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
-                 max_features="sqrt", bootstrap=False, oob_score=False, max_bins=MAX_BINS,
+                 max_features="sqrt", bootstrap=False, max_samples=None, oob_score=False,
+                 max_bins=MAX_BINS,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         super().__init__(n_estimators, criterion=criterion, max_depth=max_depth,
                          max_leaf_nodes=max_leaf_nodes, min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf, max_features=max_features,
-                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         bootstrap=bootstrap, max_samples=max_samples, oob_score=oob_score,
+                         max_bins=max_bins,
                          categorical_features=categorical_features,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
@@ -273,12 +303,13 @@ class ExtraTreesRegressor(RandomForestRegressor):
 
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=False,
-                 oob_score=False, max_bins=MAX_BINS,
+                 max_samples=None, oob_score=False, max_bins=MAX_BINS,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         super().__init__(n_estimators, max_depth=max_depth, max_leaf_nodes=max_leaf_nodes,
                          min_samples_split=min_samples_split,
                          min_samples_leaf=min_samples_leaf, max_features=max_features,
-                         bootstrap=bootstrap, oob_score=oob_score, max_bins=max_bins,
+                         bootstrap=bootstrap, max_samples=max_samples, oob_score=oob_score,
+                         max_bins=max_bins,
                          categorical_features=categorical_features,
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
@@ -291,7 +322,7 @@ class BaggingClassifier(_ForestClassifier):
 
     def __init__(self, n_estimators=10, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1, bootstrap=True,
-                 oob_score=False, max_bins=MAX_BINS,
+                 max_samples=None, oob_score=False, max_bins=MAX_BINS,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -300,6 +331,7 @@ class BaggingClassifier(_ForestClassifier):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.bootstrap = bootstrap
+        self.max_samples = max_samples
         self.oob_score = oob_score
         self.max_bins = max_bins
         self.categorical_features = categorical_features
@@ -315,8 +347,8 @@ class BaggingRegressor(_ForestRegressor):
         return n_features
 
     def __init__(self, n_estimators=10, *, max_depth=None, max_leaf_nodes=None,
-                 min_samples_split=2, min_samples_leaf=1, bootstrap=True, oob_score=False,
-                 max_bins=MAX_BINS,
+                 min_samples_split=2, min_samples_leaf=1, bootstrap=True, max_samples=None,
+                 oob_score=False, max_bins=MAX_BINS,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
@@ -324,6 +356,7 @@ class BaggingRegressor(_ForestRegressor):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.bootstrap = bootstrap
+        self.max_samples = max_samples
         self.oob_score = oob_score
         self.max_bins = max_bins
         self.categorical_features = categorical_features

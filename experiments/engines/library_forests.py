@@ -4,14 +4,23 @@ replacement in place of a bootstrap, and the forest parameters they do not have.
 import numpy as np
 
 from experiments.configs import Criterion, Task
-from experiments.engines.spec import SkippedJob, Spec
+from experiments.engines.spec import SkippedJob, Spec, check_bootstrap_size
 
-BOOTSTRAP_FRACTION = 1.0 - np.exp(-1.0)  # expected share of distinct rows in a bootstrap, 0.632
+
+def row_fraction(method) -> float:
+    """The share of rows the library's tree sees without replacement in place of a bootstrap of
+    m = max_samples * n draws: its expected share of distinct rows, 1 - (1 - 1/n)^m ~ 1 -
+    exp(-max_samples) (0.632 for n draws); 1 without a bootstrap."""
+    if not method.bootstrap:
+        return 1.0
+    return float(1.0 - np.exp(-(1.0 if method.max_samples is None else method.max_samples)))
 
 
 def check_library_forest(spec: Spec, engine: str) -> None:
-    """Skip the random-forest parameters that XGBoost's and LightGBM's rf modes do not have."""
+    """Skip the random-forest parameters that XGBoost's and LightGBM's rf modes do not have;
+    refuse max_samples without a bootstrap as scikit-learn's forests do."""
     method = spec.method
+    check_bootstrap_size(method)
     if method.oob_score:
         raise SkippedJob(f"{engine} has no out-of-bag score (oob_score=true)")
     if method.min_samples_split != 2:
@@ -25,8 +34,8 @@ def library_forest_approximation(spec: Spec, engine: str) -> str | None:
     forest of the in-house and scikit-learn engines, joined by "; "."""
     changes = []
     if spec.method.bootstrap:
-        changes.append(f"{engine} subsamples 63.2% of the rows without replacement, not a "
-                       "bootstrap")
+        changes.append(f"{engine} subsamples {row_fraction(spec.method):.1%} of the rows "
+                       "without replacement, not a bootstrap")
     if not spec.regression:
         changes.append(
             f"{engine}'s leaves are one Newton step of the logistic loss from the base score p0 "

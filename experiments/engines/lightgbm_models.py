@@ -8,9 +8,9 @@ from experiments.configs import GrowPolicy, Task
 from experiments.engines.categorical import lightgbm_category_params
 from experiments.engines.early_stopping import with_early_stopping
 from experiments.engines.library_forests import (
-    BOOTSTRAP_FRACTION,
     check_library_forest,
     library_forest_approximation,
+    row_fraction,
 )
 from experiments.engines.spec import Built, SkippedJob, Spec, check_neutral, gbt_loss
 
@@ -29,7 +29,8 @@ LIGHTGBM_OBJECTIVES = {
 
 
 def lightgbm_random_forest(spec: Spec) -> Built:
-    """LightGBM boosting_type="rf": bagging 0.632 every iteration, feature_fraction_bynode from
+    """LightGBM boosting_type="rf": bagging_fraction 1 - exp(-max_samples) every iteration (a
+    bootstrap's share of distinct rows, 0.632 for n draws), feature_fraction_bynode from
     max_features, min_child_samples = min_samples_leaf; num_leaves = max_leaf_nodes, else only
     as large as a tree can grow (LightGBM's time and memory grow with num_leaves)."""
     import lightgbm
@@ -45,7 +46,8 @@ def lightgbm_random_forest(spec: Spec) -> Built:
             f"lightgbm draws at least 2 features per node (max_features gives {count})"
         )
     # leaves hold >= min_samples_leaf of the bagged rows: a bound that never binds
-    max_leaves = int(np.ceil(BOOTSTRAP_FRACTION * n_samples / method.min_samples_leaf))
+    fraction = row_fraction(method)
+    max_leaves = int(np.ceil(fraction * n_samples / method.min_samples_leaf))
     if method.max_depth is not None:
         max_leaves = min(max_leaves, 2**method.max_depth)
     if method.max_leaf_nodes is not None:
@@ -57,7 +59,7 @@ def lightgbm_random_forest(spec: Spec) -> Built:
         "num_leaves": max(2, min(max_leaves, LIGHTGBM_MAX_LEAVES)),
         "min_child_samples": method.min_samples_leaf,
         "min_child_weight": 0.0,
-        "bagging_fraction": BOOTSTRAP_FRACTION,
+        "bagging_fraction": fraction,
         "bagging_freq": 1,
         "feature_fraction_bynode": count / n_features,
         "reg_lambda": 0.0,

@@ -4,7 +4,14 @@ AdaBoost, GradientBoostingRegressor for L2Boost and HistGradientBoosting for GBT
 import numpy as np
 
 from experiments.configs import GrowPolicy, Task, method_key
-from experiments.engines.spec import Built, SkippedJob, Spec, check_neutral, gbt_loss
+from experiments.engines.spec import (
+    Built,
+    SkippedJob,
+    Spec,
+    check_bootstrap_size,
+    check_neutral,
+    gbt_loss,
+)
 
 SCIKIT_FORESTS = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees"}
 SKLEARN_HIST_LOSSES = {
@@ -41,6 +48,7 @@ def sklearn_forest(spec: Spec) -> Built:
         "n_estimators": method.n_estimators,
         "max_features": method.max_features,
         "bootstrap": method.bootstrap,
+        "max_samples": method.max_samples,
         "oob_score": method.oob_score,
         "random_state": spec.seed,
         "n_jobs": spec.n_jobs,
@@ -51,9 +59,13 @@ def sklearn_forest(spec: Spec) -> Built:
 
 
 def sklearn_bagging(spec: Spec) -> Built:
-    """Bagging* of DecisionTree* with the same tree parameters, on all rows and features."""
+    """Bagging* of DecisionTree* with the same tree parameters, on all features; max_samples None
+    -> 1.0 (n draws), and refused without a bootstrap, as the forests (Bagging* would subsample
+    without replacement)."""
     from sklearn import ensemble, tree
 
+    check_bootstrap_size(spec.method)
+    max_samples = spec.method.max_samples
     if spec.regression:
         model, cart = ensemble.BaggingRegressor, tree.DecisionTreeRegressor
     else:
@@ -62,6 +74,7 @@ def sklearn_bagging(spec: Spec) -> Built:
         estimator=cart(**_cart_params(spec)),
         n_estimators=spec.method.n_estimators,
         bootstrap=spec.method.bootstrap,
+        max_samples=1.0 if max_samples is None else max_samples,
         oob_score=spec.method.oob_score,
         random_state=spec.seed,
         n_jobs=spec.n_jobs,

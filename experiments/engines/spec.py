@@ -54,6 +54,14 @@ def check_neutral(engine: str, method: DictConfig, **neutral: object) -> None:
             raise SkippedJob(f"{engine} has no {name} (got {method[name]})")
 
 
+def check_bootstrap_size(method: DictConfig) -> None:
+    """Refuse max_samples (a bootstrap's size) without a bootstrap, as scikit-learn's forests
+    do: the engines that subsample without replacement would otherwise take it another way."""
+    if method.max_samples is not None and not method.bootstrap:
+        raise ValueError("max_samples is the size of a bootstrap: set bootstrap=True or "
+                         "max_samples=None")
+
+
 XGBOOST_NAMED = ("n_estimators", "learning_rate", "max_depth", "max_leaves", "grow_policy",
                  "reg_lambda", "reg_alpha", "gamma", "min_child_weight", "subsample",
                  "colsample_bytree", "colsample_bynode", "base_score")

@@ -5,9 +5,9 @@ from experiments.configs import Task
 from experiments.engines.categorical import xgboost_category_params
 from experiments.engines.early_stopping import with_early_stopping
 from experiments.engines.library_forests import (
-    BOOTSTRAP_FRACTION,
     check_library_forest,
     library_forest_approximation,
+    row_fraction,
 )
 from experiments.engines.spec import (
     Built,
@@ -34,7 +34,8 @@ XGBOOST_MISSING_LOSSES = {
 
 def xgboost_random_forest(spec: Spec) -> Built:
     """XGBRF*: one round of parallel trees from the base score, leaf weight -G/H (lambda = 0);
-    bootstrap -> row subsample 0.632 without replacement (an approximation); max_features ->
+    bootstrap of max_samples * n draws -> subsample 1 - exp(-max_samples) of the rows without
+    replacement (its share of distinct rows, 0.632 for n draws; an approximation); max_features ->
     colsample_bynode; max_leaf_nodes -> best-first growth (lossguide) to max_leaves."""
     import xgboost
 
@@ -52,7 +53,7 @@ def xgboost_random_forest(spec: Spec) -> Built:
         "max_depth": 0 if method.max_depth is None else method.max_depth,
         # the squared-error hessian is 1 per row, so min_child_weight counts rows
         "min_child_weight": method.min_samples_leaf if spec.regression else 0.0,
-        "subsample": BOOTSTRAP_FRACTION if method.bootstrap else 1.0,
+        "subsample": row_fraction(method),
         # XGBoost draws int(fraction * n_features) columns: the 0.5 keeps `count` exact
         "colsample_bynode": min(1.0, (count + 0.5) / n_features),
         "reg_lambda": 0.0,

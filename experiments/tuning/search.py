@@ -4,13 +4,18 @@ rows, drawn from the outer training rows only, and is scored on the inner valida
 evaluation then refits the best trial's configuration on all the outer training rows and scores
 it once on the outer test rows.
 
-Each trial's models also predict the outer test rows, for the best-so-far curves of the
-reports only: that score never reaches the sampler or the choice of the best trial.
+Trial 0 of every study is the default configuration (the method config's values of the
+space's parameters), so the chosen configuration is never worse on the inner score than the
+default (Grinsztajn et al.'s `default_first`); the best trial is chosen by
+selection.selection_key. Each trial's models also predict the outer test rows, for the
+best-so-far curves of the reports only: that score never reaches the sampler or the choice of
+the best trial.
 """
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 import optuna
@@ -20,32 +25,41 @@ from sklearn.base import BaseEstimator, clone
 from experiments.analyses import FittedSplit
 from experiments.configs import InnerKind, Task, method_key
 from experiments.engines import SkippedJob, build
-from experiments.evaluation import primary_metric, split_rows, test_metrics
-from experiments.tuning.space import distributions, probe_values
+from experiments.engines.mapping import with_task_defaults
+from experiments.evaluation import split_rows, test_metrics
+from experiments.tuning.selection import selection_key, tiebreak_metric, tune_metric
+from experiments.tuning.space import contains, distributions, probe_values
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # a job logs its own summary line
 SAMPLERS = {"random": optuna.samplers.RandomSampler, "tpe": optuna.samplers.TPESampler}
-TUNE_METRICS = {
-    Task.binary: ("error", "logloss"),
-    Task.multiclass: ("error", "logloss"),
-    Task.regression: ("rmse", "mae"),
-}
 
 
 @dataclass(frozen=True)
 class TrialRecord:
-    """One trial: its number, parameters, inner validation score, the outer test score of its
-    models (reports only), its wall time and the part of it spent fitting and scoring; a
-    configuration the engine cannot run on this data (lightgbm's rf mode with max_features
-    giving 1 feature) has the reason instead of scores (NaN)."""
+    """One trial: its number (0: the default configuration), parameters, inner validation
+    score, inner value of the tie-break metric, the outer test score of its models (reports
+    only), its wall time and the part of it spent fitting and scoring. A configuration the
+    engine cannot run on this data (lightgbm's rf mode with max_features giving 1 feature) has
+    the reason in `infeasible`, one whose fit or scoring raised the error line in `error`; both
+    have NaN scores."""
 
     number: int
     params: dict
     inner_score: float
+    inner_tiebreak: float
     outer_test_score: float
     seconds: float
     fit_score_seconds: float
     infeasible: str | None = None
+    error: str | None = None
+
+    @property
+    def default(self) -> bool:
+        return self.number == 0
+
+    @property
+    def scored(self) -> bool:
+        return self.infeasible is None and self.error is None
 
 
 @dataclass(frozen=True)
@@ -58,17 +72,36 @@ class Tuning:
     scores: dict[str, float]
 
 
+class TrialsFailed(RuntimeError):
+    """Every feasible trial of a study raised: the job fails with the first trial's error."""
+
+
 def best_trial(trials: list[TrialRecord]) -> TrialRecord:
-    """The feasible trial of lowest inner score (ties: the earlier); SkippedJob if none ran."""
-    feasible = [record for record in trials if record.infeasible is None]
-    if not feasible:
-        raise SkippedJob(f"no trial could run: {trials[0].infeasible}")
-    return min(feasible, key=lambda record: (record.inner_score, record.number))
+    """The scored trial first by selection_key (lowest inner score, then lowest inner
+    tie-break metric, then the earlier trial); TrialsFailed when no trial ran but some failed,
+    SkippedJob when every one was infeasible."""
+    scored = [record for record in trials if record.scored]
+    if scored:
+        return min(scored, key=lambda record: selection_key(
+            record.inner_score, record.inner_tiebreak, record.number))
+    failed = next((record for record in trials if record.error is not None), None)
+    if failed is not None:
+        raise TrialsFailed(f"no trial ran: trial {failed.number} failed with {failed.error}")
+    raise SkippedJob(f"no trial could run: {trials[0].infeasible}")
 
 
-def tune_metric(tune: DictConfig, task: Task) -> str:
-    """The inner metric to minimize: tune.metric, else the task's primary one (error, rmse)."""
-    return tune.metric or primary_metric(task).removeprefix("test_")
+def default_params(method: DictConfig, task: Task, names: list[str]) -> dict:
+    """The default configuration of a search over `names`: the method config's values, with
+    max_features=auto resolved for the task as the engines resolve it (sqrt or 1.0)."""
+    method = with_task_defaults(method, task)
+    return {name: method[name].value if isinstance(method[name], Enum) else method[name]
+            for name in names}  # fmt: skip
+
+
+def estimator_params(estimator: BaseEstimator) -> dict[str, str]:
+    """The estimator's parameters (nested ones by their `outer__inner` names), as text."""
+    return {name: repr(value) for name, value in estimator.get_params(deep=True).items()
+            if not isinstance(value, BaseEstimator)}  # fmt: skip
 
 
 def with_params(cfg: DictConfig, params: dict) -> DictConfig:
@@ -79,9 +112,15 @@ def with_params(cfg: DictConfig, params: dict) -> DictConfig:
     return tuned
 
 
-def score(model: BaseEstimator, task: Task, metric: str, X: np.ndarray, y: np.ndarray) -> float:
-    """test_<metric> of the fitted model on (X, y)."""
-    return test_metrics(model, task, X, y)[f"test_{metric}"]
+def score(
+    model: BaseEstimator, task: Task, metrics: tuple[str, ...], X: np.ndarray, y: np.ndarray
+) -> tuple[float, ...]:
+    """test_<metric> of the fitted model on (X, y) for each of `metrics`, from one prediction
+    (the first must exist; NaN for a later one the model lacks: log-loss without
+    predict_proba)."""
+    values = test_metrics(model, task, X, y)
+    first, *others = metrics
+    return (values[f"test_{first}"], *(values.get(f"test_{metric}", np.nan) for metric in others))
 
 
 def fit_inner(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray) -> BaseEstimator:
@@ -92,13 +131,14 @@ def fit_inner(estimator: BaseEstimator, X: np.ndarray, y: np.ndarray) -> BaseEst
 def outer_test_score(model: BaseEstimator, task: Task, metric: str, split: FittedSplit) -> float:
     """A trial model's score on the outer test rows: for the best-so-far curves of the reports,
     never for choosing a trial."""
-    return score(model, task, metric, split.X_test, split.y_test)
+    return score(model, task, (metric,), split.X_test, split.y_test)[0]
 
 
 class Tuner:
     """Tunes the job's method on each outer split it is given. Building it checks that the
-    job's engine maps every parameter of the space (SkippedJob otherwise, before any trial); a
-    trial whose values the engine cannot run on this data is infeasible, not the job.
+    job's engine maps every parameter of the space, and does not ignore one the in-house engine
+    maps (SkippedJob otherwise, before any trial); a trial whose values the engine cannot run on
+    this data is infeasible, not the job.
     `log_trials(split_index, metric, trials)` receives each split's trials; `best_params` holds the
     chosen parameters of every split tuned so far."""
 
@@ -112,7 +152,8 @@ class Tuner:
         self.task = cfg.dataset.task
         self.space = cfg.search_space[method_key(cfg.method)]
         self.distributions = distributions(self.space)
-        self.metric = tune_metric(cfg.tune, self.task)
+        self.metric = tune_metric(cfg.tune.metric, self.task)
+        self.metrics = (self.metric, tiebreak_metric(self.metric))
         self.seed = cfg.seed if cfg.tune.seed is None else cfg.tune.seed
         self.log_trials = log_trials
         self.best_params: list[dict] = []
@@ -120,21 +161,45 @@ class Tuner:
             self._check_mapped(name, values, shape)
 
     def _check_mapped(self, name: str, values: list, shape: tuple[int, int]) -> None:
-        """SkippedJob unless the engine builds the job with at least one of the values."""
-        reasons = []
+        """SkippedJob unless the engine builds the job with at least one of the values and maps
+        the parameter: where some value changes the in-house estimator, some value changes the
+        engine's (scikit-learn's GBT ignores min_child_weight to classify: searching it there
+        would search a smaller space than on the other engines, at the same trial count)."""
+        engine = self.cfg.engine.name
+        if self._changes_estimator(name, values, shape, engine) or engine == "inhouse":
+            return
+        try:
+            mapped_inhouse = self._changes_estimator(name, values, shape, "inhouse")
+        except SkippedJob:
+            return
+        if mapped_inhouse:
+            raise SkippedJob(
+                f"{engine} ignores {name} on {self.task.value} tasks (one estimator for every "
+                f"value of search_space.{method_key(self.cfg.method)}.{name}): tuning it there "
+                "would search a smaller space than the other engines")
+
+    def _changes_estimator(self, name: str, values: list, shape: tuple[int, int],
+                           engine: str) -> bool:  # fmt: skip
+        """Whether some value of `name` builds another `engine` estimator than the method
+        config's; SkippedJob (the first reason) when the engine builds with none of them."""
+        default = estimator_params(build(self.cfg, shape, engine).estimator)
+        reasons, changed = [], False
         for value in values:
             try:
-                build(with_params(self.cfg, {name: value}), shape)
-                return
+                built = build(with_params(self.cfg, {name: value}), shape, engine)
             except SkippedJob as reason:
                 reasons.append(reason)
-        if reasons:
+                continue
+            changed = changed or estimator_params(built.estimator) != default
+        if reasons and len(reasons) == len(values):
             raise reasons[0]
+        return changed
 
     def tune(self, split: FittedSplit) -> Tuning:
         """Run the trials on the split's training rows; return the best trial's estimator (with
         `tunability`, also the outer test scores of the defaults and of each parameter tuned
-        alone)."""
+        alone). The trials are logged before the best is chosen: a job whose trials all failed
+        fails (TrialsFailed) with them on record."""
         start = time.perf_counter()
         tune = self.cfg.tune
         inner = list(split_rows(self.task, split.X_train, split.y_train,
@@ -148,7 +213,10 @@ class Tuner:
         seconds = time.perf_counter() - start
         fit_score_seconds = sum(record.fit_score_seconds for record in trials)
         scores = {
-            "tune_trials": float(len(trials)),
+            "tune_trials": float(sum(record.scored for record in trials)),
+            "tune_failed_trials": float(sum(record.error is not None for record in trials)),
+            "tune_infeasible_trials": float(sum(record.infeasible is not None
+                                                for record in trials)),  # fmt: skip
             "tune_seconds": seconds,
             f"tune_best_inner_{self.metric}": best.inner_score,
             "tune_overhead_fraction": 1.0 - fit_score_seconds / seconds,
@@ -158,53 +226,87 @@ class Tuner:
         return Tuning(estimator, best.params, scores)
 
     def _study(self, space: dict, split: FittedSplit, inner: list[tuple]) -> list[TrialRecord]:
-        """Optuna's ask-and-tell loop over `space` (the sampler seeded by the job), until
-        n_trials or timeout_seconds; a trial the engine cannot run is told as failed."""
+        """Optuna's ask-and-tell loop over `space`, the sampler seeded by the job, until
+        n_trials feasible trials (scored or failed) or timeout_seconds, checked between trials.
+
+        Trial 0 is the default configuration (default_params). It is enqueued, so that the
+        sampler learns from it, when each value lies in its distribution; otherwise it runs
+        beside the study, untold (Optuna stores a fixed value out of range with a warning, for
+        TPE to model, and refuses a value out of a log range or a categorical's choices). The
+        random sampler draws trials 1, 2, ... alike either way. A trial whose values the engine
+        cannot run on this data (infeasible) is told as failed and resampled, at most n_trials
+        times a study; a trial that raises is told as failed and counts as a trial."""
         start = time.perf_counter()
         tune = self.cfg.tune
         study = optuna.create_study(direction="minimize",
                                     sampler=SAMPLERS[tune.name](seed=self.seed))  # fmt: skip
-        trials = []
-        while len(trials) < tune.n_trials and not (
-            tune.timeout_seconds is not None
-            and time.perf_counter() - start >= tune.timeout_seconds
-        ):
-            trial = study.ask(space)
-            try:
-                record = self._run_trial(trial.number, trial.params, split, inner)
-                study.tell(trial, record.inner_score)
-            except SkippedJob as reason:
-                record = TrialRecord(trial.number, dict(trial.params), np.nan, np.nan, 0.0, 0.0,
-                                     str(reason))  # fmt: skip
-                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        default = default_params(self.cfg.method, self.task, list(space))
+        default_told = contains(space, default)
+        if default_told:
+            study.enqueue_trial(default, skip_if_exists=False)
+        trials: list[TrialRecord] = []
+        feasible = infeasible = 0
+        while (feasible < tune.n_trials and infeasible < tune.n_trials
+               and not (trials and tune.timeout_seconds is not None
+                        and time.perf_counter() - start >= tune.timeout_seconds)):  # fmt: skip
+            if trials or default_told:
+                trial = study.ask(space)
+                record = self._trial(len(trials), dict(trial.params), split, inner)
+                if record.scored:
+                    study.tell(trial, record.inner_score)
+                else:
+                    study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            else:
+                record = self._trial(0, default, split, inner)
             trials.append(record)
+            infeasible += record.infeasible is not None
+            feasible += record.infeasible is None
         return trials
 
+    def _trial(
+        self, number: int, params: dict, split: FittedSplit, inner: list[tuple]
+    ) -> TrialRecord:
+        """_run_trial, with a configuration the engine cannot run on this data recorded as
+        infeasible and one whose fit or scoring raises (values the estimator refuses, a
+        library's error) as failed, with the error's first line."""
+        try:
+            return self._run_trial(number, params, split, inner)
+        except SkippedJob as reason:
+            return TrialRecord(number, params, np.nan, np.nan, np.nan, 0.0, 0.0,
+                               infeasible=str(reason))  # fmt: skip
+        except Exception as error:
+            line = (str(error).strip().splitlines() or [""])[0]
+            return TrialRecord(number, params, np.nan, np.nan, np.nan, 0.0, 0.0,
+                               error=f"{type(error).__name__}: {line}")  # fmt: skip
+
     def _tunability(self, split: FittedSplit, inner: list[tuple]) -> dict[str, float]:
-        """Probst et al. (2019, eq. 2 with nested scores): the outer test score of the method
+        """Probst et al. (2019, eq. 2 with nested scores): the outer test scores of the method
         config (default_test_<metric>) and, per parameter p, of the best configuration of a
         study that tunes p alone on the same inner split, the others at the method config's
-        values, refitted on the outer training rows (tunability_<p>_test_<metric>). The
+        values, refitted on the outer training rows (tunability_<p>_test_<metric>), for the
+        tuned metric and its tie-break metric (error and logloss, rmse and mae). The
         tunability of p on this split is default - tuned alone."""
-        scores = {f"default_test_{self.metric}": self._refit_score({}, split)}
+        scores = {f"default_{key}": value for key, value in self._refit_scores({}, split).items()}
         for name, distribution in self.distributions.items():
             alone = best_trial(self._study({name: distribution}, split, inner))
-            score_alone = self._refit_score(alone.params, split)
-            scores[f"tunability_{name}_test_{self.metric}"] = score_alone
+            scores |= {f"tunability_{name}_{key}": value
+                       for key, value in self._refit_scores(alone.params, split).items()}
         return scores
 
-    def _refit_score(self, params: dict, split: FittedSplit) -> float:
-        """The method config with `params`, fitted on the outer training rows and scored once on
-        the outer test rows."""
+    def _refit_scores(self, params: dict, split: FittedSplit) -> dict[str, float]:
+        """test_<metric> of the method config with `params`, fitted on the outer training rows
+        and scored once on the outer test rows, for the tuned and the tie-break metric."""
         estimator = build(with_params(self.cfg, params), split.X_train.shape).estimator
         model = fit_inner(estimator, split.X_train, split.y_train)
-        return outer_test_score(model, self.task, self.metric, split)
+        values = score(model, self.task, self.metrics, split.X_test, split.y_test)
+        return {f"test_{metric}": value for metric, value in zip(self.metrics, values,
+                                                                 strict=True)}  # fmt: skip
 
     def _run_trial(
         self, number: int, params: dict, split: FittedSplit, inner: list[tuple]
     ) -> TrialRecord:
-        """Fit the trial's configuration on each inner training part; its inner score is the
-        mean over the inner validation parts, its outer test score the mean of its models."""
+        """Fit the trial's configuration on each inner training part; its inner scores are the
+        means over the inner validation parts, its outer test score the mean of its models."""
         start = time.perf_counter()
         estimator = build(with_params(self.cfg, params), split.X_train.shape).estimator
         working = 0.0
@@ -212,10 +314,11 @@ class Tuner:
         for fit_rows, val_rows in inner:
             begin = time.perf_counter()
             model = fit_inner(estimator, split.X_train[fit_rows], split.y_train[fit_rows])
-            inner_scores.append(score(model, self.task, self.metric,
+            inner_scores.append(score(model, self.task, self.metrics,
                                       split.X_train[val_rows], split.y_train[val_rows]))
             test_scores.append(outer_test_score(model, self.task, self.metric, split))
             working += time.perf_counter() - begin
-        return TrialRecord(number, dict(params), float(np.mean(inner_scores)),
+        inner_score, inner_tiebreak = np.mean(inner_scores, axis=0)
+        return TrialRecord(number, dict(params), float(inner_score), float(inner_tiebreak),
                            float(np.mean(test_scores)), time.perf_counter() - start,
                            working)  # fmt: skip

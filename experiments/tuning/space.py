@@ -81,3 +81,21 @@ def probe_values(space: DictConfig, defaults: DictConfig) -> dict[str, list]:
             candidates = [distribution.high, distribution.low]
         probes[name] = [value for value in candidates if value != defaults[name]]
     return probes
+
+
+def contains(space: dict[str, optuna.distributions.BaseDistribution], params: dict) -> bool:
+    """Whether every value of `params` lies in its distribution: among a categorical's choices,
+    within an int (whole) or float range's bounds."""
+    for name, distribution in space.items():
+        value = params[name]
+        if isinstance(distribution, optuna.distributions.CategoricalDistribution):
+            if value not in distribution.choices:
+                return False
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        elif not distribution.low <= value <= distribution.high:
+            return False
+        elif (isinstance(distribution, optuna.distributions.IntDistribution)
+              and value != int(value)):  # fmt: skip
+            return False
+    return True

@@ -1,6 +1,7 @@
 """The method config -> estimator mapping of each engine, and the combinations it skips."""
 
 import lightgbm
+import numpy as np
 import pytest
 import sklearn.ensemble
 import xgboost
@@ -12,6 +13,7 @@ from sklearn.model_selection import train_test_split
 import ensembles
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import (
+    BaggingConfig,
     Config,
     DatasetConfig,
     EngineConfig,
@@ -131,3 +133,38 @@ def test_every_engine_forest_is_as_accurate_as_scikit_learn_on_friedman1(engine,
 
     # RMSE 2.1 unlimited, 3.4 at depth 3: a depth that is not mapped fails this
     assert rmse(engine) == pytest.approx(rmse("sklearn"), rel=0.1)
+
+
+def test_each_engine_gets_the_sample_fraction():
+    """scikit-learn and in-house draw int(0.3 n) rows with replacement; XGBoost and LightGBM
+    subsample without replacement the share of distinct rows such a bootstrap holds (measured
+    here on numpy's draws)."""
+    n_samples, share = 20000, 0.3
+    draws = np.random.RandomState(0).randint(0, n_samples, int(share * n_samples))
+    distinct = np.unique(draws).size / n_samples
+    built = {engine: build_estimator(job(engine, max_samples=share), (n_samples, 10)).get_params()
+             for engine in ("inhouse", "sklearn", "xgboost", "lightgbm")}  # fmt: skip
+    assert built["inhouse"]["max_samples"] == share
+    assert built["sklearn"]["max_samples"] == share
+    assert built["xgboost"]["subsample"] == pytest.approx(distinct, abs=0.005)
+    assert built["lightgbm"]["bagging_fraction"] == pytest.approx(distinct, abs=0.005)
+
+
+@pytest.mark.parametrize("engine", ["sklearn", "inhouse", "xgboost", "lightgbm"])
+def test_a_sample_fraction_without_a_bootstrap_is_refused_as_scikit_learn_does(engine):
+    """scikit-learn's forests refuse max_samples with bootstrap=False (`max_sample` cannot be
+    set...); every engine refuses it alike, by the time it fits."""
+    X, y = make_friedman1(n_samples=50, random_state=0)
+    with pytest.raises(ValueError, match="max_sample"):
+        build_estimator(job(engine, bootstrap=False, max_samples=0.3), X.shape).fit(X, y)
+
+
+@pytest.mark.parametrize("engine", ["inhouse", "sklearn"])
+def test_bagging_takes_the_sample_fraction_as_the_forests(engine):
+    bagging = job(engine)
+    bagging.method = OmegaConf.merge(BaggingConfig, {"max_samples": 0.3})
+    assert build_estimator(bagging, (100, 4)).get_params()["max_samples"] == 0.3
+    bagging.method.bootstrap = False
+    X, y = make_friedman1(n_samples=50, random_state=0)
+    with pytest.raises(ValueError, match="max_samples is the size of a bootstrap"):
+        build_estimator(bagging, X.shape).fit(X, y)

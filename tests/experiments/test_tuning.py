@@ -1,6 +1,6 @@
-"""Tuning inside a job: the nested protocol never lets an outer test row into a trial's fit or
-inner score, a seed fixes the search, the tuner finds a setting built to be best, and a tuned
-job beats a badly configured untuned one; every trial is a child run of its job."""
+"""Tuning inside a job (no row leaks: test_tuning_leakage.py): a seed fixes the search, the
+tuner finds a setting built to be best, and a tuned job beats a badly configured untuned one;
+every trial is a child run of its job."""
 
 import json
 
@@ -8,14 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from sklearn.datasets import load_breast_cancer
 
-from experiments import run
 from experiments.analyses import FittedSplit
+from experiments.config_errors import exit_if_invalid
+from experiments.configs import Task
 from experiments.run import run_job
 from experiments.tracking import BEST_PARAMS_ARTIFACT, run_key
 from experiments.tuning import search
 from experiments.tuning.search import Tuner
+from experiments.tuning.selection import tiebreak_metric, tune_metric
 
 SMALL_GBT = ["method=gbt", "method.n_estimators=20", "dataset=breast_cancer"]
 
@@ -36,42 +37,6 @@ def depth_only_space() -> list[str]:
               "colsample_bynode"]  # fmt: skip
     return [*(f"~search_space.gbt.{name}" for name in others),
             "search_space.gbt.max_depth={distribution:categorical,choices:[1,4,8]}"]
-
-
-def test_no_outer_test_row_reaches_a_trials_fit_or_inner_score(compose_job, monkeypatch):
-    X, y = load_breast_cancer(return_X_y=True)
-    X = np.column_stack([X, np.arange(len(X))])  # the last column names the row
-    monkeypatch.setattr(run, "load_dataset", lambda cfg: (X, y))
-    seen = {"test": None, "fit": [], "inner": [], "outer": []}
-    original_tune, original_fit, original_score = Tuner.tune, search.fit_inner, search.score
-
-    def tune(self, split):
-        seen["test"] = set(split.X_test[:, -1])
-        seen["train"] = set(split.X_train[:, -1])
-        return original_tune(self, split)
-
-    def fit_inner(estimator, X_fit, y_fit):
-        seen["fit"].append((set(X_fit[:, -1]), seen["test"], seen["train"]))
-        return original_fit(estimator, X_fit, y_fit)
-
-    def score(model, task, metric, X_scored, y_scored):
-        rows = set(X_scored[:, -1])
-        role = "outer" if rows == seen["test"] else "inner"
-        seen[role].append((rows, seen["test"], seen["train"]))
-        return original_score(model, task, metric, X_scored, y_scored)
-
-    monkeypatch.setattr(Tuner, "tune", tune)
-    monkeypatch.setattr(search, "fit_inner", fit_inner)
-    monkeypatch.setattr(search, "score", score)
-    cfg = compose_job(*SMALL_GBT, "tune=random", "tune.n_trials=3", "tune.inner=kfold",
-                      "eval.kind=kfold", "eval.n_splits=3")  # fmt: skip
-    assert run_job(cfg) == "ok"
-    assert len(seen["fit"]) == 3 * 3 * 3  # outer splits x trials x inner folds
-    assert len(seen["inner"]) == len(seen["fit"])
-    for rows, test, train in seen["fit"] + seen["inner"]:
-        assert not rows & test
-        assert rows < train
-    assert len(seen["outer"]) == len(seen["fit"])  # the best-so-far curves' scores only
 
 
 def tune_once(compose_job, X, y, *overrides, seed=0):
@@ -122,6 +87,7 @@ def test_a_tuned_job_beats_a_badly_configured_untuned_one(compose_job, runs_of):
     [tuned_run] = [r for r in runs if r.data.tags.get("run_key") == run_key(tuned)]
     assert tuned_run.data.metrics["test_error"] < default_run.data.metrics["test_error"] - 0.1
     assert tuned_run.data.metrics["tune_trials"] == 10
+    assert tuned_run.data.metrics["tune_failed_trials"] == 0
     best = {k: v for k, v in tuned_run.data.params.items() if k.startswith("best.")}
     assert set(best) == {f"best.{name}" for name in ("max_depth", "learning_rate", "n_estimators",
                                                      "min_child_weight", "reg_lambda",
@@ -129,9 +95,13 @@ def test_a_tuned_job_beats_a_badly_configured_untuned_one(compose_job, runs_of):
     trials = [r for r in runs if r.data.tags.get("status") == "trial"]
     assert len(trials) == 10
     assert {r.data.tags["mlflow.parentRunId"] for r in trials} == {tuned_run.info.run_id}
-    assert all("inner_error" in r.data.metrics and "test_error" in r.data.metrics for r in trials)
-    inner_best = min(r.data.metrics["inner_error"] for r in trials)
-    assert tuned_run.data.metrics["tune_best_inner_error"] == pytest.approx(inner_best)
+    assert all({"inner_logloss", "tiebreak_inner_error", "test_logloss"} <= set(r.data.metrics)
+               for r in trials)  # classification tunes on log-loss, error breaks its ties
+    [default_trial] = [r for r in trials if r.data.tags.get("default") == "true"]
+    assert default_trial.data.tags["trial"] == "0"
+    assert default_trial.data.params["n_estimators"] == "5"  # the untuned job's, out of range
+    inner_best = min(r.data.metrics["inner_logloss"] for r in trials)
+    assert tuned_run.data.metrics["tune_best_inner_logloss"] == pytest.approx(inner_best)
     client = MlflowClient(tuned.mlflow.tracking_uri)
     path = client.download_artifacts(tuned_run.info.run_id, BEST_PARAMS_ARTIFACT)
     with open(path) as file:
@@ -140,13 +110,18 @@ def test_a_tuned_job_beats_a_badly_configured_untuned_one(compose_job, runs_of):
     assert run_job(tuned) == "resumed"
 
 
-def test_an_engine_that_cannot_map_a_searched_parameter_skips_the_job(compose_job, runs_of):
-    cfg = compose_job(*SMALL_GBT, "engine=sklearn", "tune=random", "tune.n_trials=2",
-                      "+search_space.gbt.gamma={distribution:float,low:1.0e-8,high:7.0,"
-                      "log:true,choices:null}")  # fmt: skip
+@pytest.mark.parametrize("space, reason", [
+    (["~search_space.gbt.min_child_weight",
+      "+search_space.gbt.gamma={distribution:float,low:1.0e-8,high:7.0,log:true,choices:null}"],
+     "sklearn has no gamma"),
+    ([], "sklearn ignores min_child_weight on binary tasks"),  # it maps it for squared loss only
+])  # fmt: skip
+def test_an_engine_that_cannot_map_a_searched_parameter_skips_the_job(compose_job, runs_of,
+                                                                      space, reason):
+    cfg = compose_job(*SMALL_GBT, "engine=sklearn", "tune=random", "tune.n_trials=2", *space)
     assert run_job(cfg) == "skipped"
     [logged] = runs_of(cfg)
-    assert logged.data.tags["skip_reason"].startswith("sklearn has no gamma")
+    assert logged.data.tags["skip_reason"].startswith(reason)
 
 
 def test_a_tuned_sweep_reports_default_vs_tuned_best_so_far_and_tunability(cli, cli_runs,
@@ -164,7 +139,9 @@ def test_a_tuned_sweep_reports_default_vs_tuned_best_so_far_and_tunability(cli, 
     assert "## test_error: default vs tuned" in tables
     assert "breast_cancer: gbt / xgboost (random)" in tables
     assert "gbt+random / inhouse" in tables  # the tuned column of the metric table
-    assert tmp_path / "out" / "figures" / "best_so_far_test_error.png" in paths
+    assert tmp_path / "out" / "figures" / "best_so_far_test_logloss.png" in paths
+    assert tmp_path / "out" / "figures" / "best_so_far_time_test_logloss.png" in paths
+    assert "## tuning cost" in tables and "gbt / xgboost (random)" in tables
     assert "## test_error: tunability per hyper-parameter" in tables
     assert "gbt / xgboost (random): max_depth" in tables
     results = pd.read_csv(tmp_path / "out" / "results.csv")
@@ -178,7 +155,6 @@ def test_a_trial_the_engine_cannot_run_on_this_data_is_infeasible_not_the_job(co
     cfg = compose_job("dataset=diabetes", "method=random_forest", "engine=lightgbm",
                       "method.n_estimators=10", "tune=random", "tune.n_trials=8",
                       "~search_space.random_forest.max_depth",
-                      "~search_space.random_forest.n_estimators",
                       "search_space.random_forest.max_features.choices=[0.1,sqrt]")
     assert run_job(cfg) == "ok"
     trials = [run for run in runs_of(cfg) if run.data.tags.get("status") == "trial"]
@@ -186,8 +162,10 @@ def test_a_trial_the_engine_cannot_run_on_this_data_is_infeasible_not_the_job(co
     assert {run.data.params["max_features"] for run in infeasible} == {"0.1"}
     assert infeasible[0].data.tags["skip_reason"].startswith("lightgbm draws at least 2")
     assert all("inner_rmse" in run.data.metrics for run in trials if run not in infeasible)
-    assert 0 < len(infeasible) < 8
+    assert len(infeasible) > 0 and len(trials) == 8 + len(infeasible)  # resampled
     [job] = [run for run in runs_of(cfg) if run.data.tags.get("status") == "ok"]
+    assert job.data.metrics["tune_trials"] == 8
+    assert job.data.metrics["tune_infeasible_trials"] == len(infeasible)
     assert job.data.params["best.max_features"] == "sqrt"
 
 
@@ -214,3 +192,83 @@ def test_tunability_credits_the_parameter_that_matters(compose_job):
     lambda_gain = scores["default_test_rmse"] - scores["tunability_reg_lambda_test_rmse"]
     assert depth_gain > 0.05 * scores["default_test_rmse"]
     assert abs(lambda_gain) < depth_gain / 5
+
+
+@pytest.mark.parametrize("low, high", [(1e-4, 1e-3), (1e-4, 0.3)])  # the default out of, in range
+def test_trial_0_is_the_default_and_the_chosen_one_is_never_worse(compose_job, low, high):
+    """Every learning rate of the space but the default's 0.3 underfits 20 rounds: the tuner
+    keeps the default, whether it lies outside the space (run beside the study) or inside
+    (enqueued)."""
+    X, y = additive_regression(400)
+    space = (f"search_space.gbt.learning_rate={{distribution:float,low:{low},high:{high},"
+             "log:true,choices:null}")  # fmt: skip
+    others = [f"~search_space.gbt.{name}" for name in
+              ("max_depth", "n_estimators", "min_child_weight", "reg_lambda", "colsample_bynode")]
+    cfg = compose_job("dataset=synthetic_regression", "method=gbt", "method.n_estimators=20",
+                      "method.max_depth=2", "tune=tpe", "tune.n_trials=4", space, *others)
+    trials = []
+    tuner = Tuner(cfg, X.shape, lambda split_index, metric, records: trials.extend(records))
+    result = tuner.tune(FittedSplit(0, X[:300], y[:300], X[300:], y[300:]))
+    assert [t.number for t in trials] == [0, 1, 2, 3]
+    assert trials[0].default and trials[0].params == {"learning_rate": 0.3}
+    assert all(low <= t.params["learning_rate"] <= high for t in trials[1:])
+    assert result.best_params == {"learning_rate": 0.3}
+    assert result.scores["tune_best_inner_rmse"] == trials[0].inner_score
+    assert min(t.inner_score for t in trials[1:]) > trials[0].inner_score
+
+
+def record(number: int, inner: float, tiebreak: float, **outcome) -> search.TrialRecord:
+    return search.TrialRecord(number, {"n": number}, inner, tiebreak, 0.0, 0.0, 0.0, **outcome)
+
+
+def test_ties_are_broken_by_the_other_metric_then_the_earlier_trial():
+    assert tune_metric(None, Task.binary) == "logloss" and tiebreak_metric("logloss") == "error"
+    assert tune_metric(None, Task.regression) == "rmse" and tiebreak_metric("rmse") == "mae"
+    trials = [record(0, 0.30, 0.10), record(1, 0.20, 0.09), record(2, 0.20, 0.08),
+              record(3, 0.20, 0.08), record(4, np.nan, np.nan, error="ValueError: no"),
+              record(5, np.nan, np.nan, infeasible="cannot")]  # fmt: skip
+    assert search.best_trial(trials).number == 2  # 0.20 tied: error 0.08 < 0.09, then trial 2
+    assert search.best_trial([record(0, 0.2, np.nan), record(1, 0.2, 0.5)]).number == 1
+    with pytest.raises(search.TrialsFailed, match="trial 4 failed with ValueError: no"):
+        search.best_trial(trials[4:])
+
+
+REFUSED_SPACE = "search_space.gbt.min_child_weight={distribution:categorical,choices:[-1,-2]}"
+
+
+def test_a_value_the_estimator_refuses_is_a_failed_trial_counted_not_the_job(compose_job,
+                                                                            runs_of):
+    """min_child_weight must be >= 0: every sampled trial fails, the default (1.0) runs."""
+    cfg = compose_job("dataset=breast_cancer", "method=gbt", "method.n_estimators=10",
+                      "tune=random", "tune.n_trials=3", REFUSED_SPACE,
+                      *(f"~search_space.gbt.{name}" for name in ("max_depth", "learning_rate",
+                        "n_estimators", "reg_lambda", "colsample_bynode")))  # fmt: skip
+    assert run_job(cfg) == "ok"
+    runs = runs_of(cfg)
+    [job] = [run for run in runs if run.data.tags.get("status") == "ok"]
+    assert job.data.metrics["tune_trials"] == 1 and job.data.metrics["tune_failed_trials"] == 2
+    failed = [run for run in runs if "error" in run.data.tags and "trial" in run.data.tags]
+    assert len(failed) == 2 and all(run.info.status == "FAILED" for run in failed)
+    assert {run.data.tags["status"] for run in failed} == {"failed"}
+    assert all("min_child_weight" in run.data.tags["error"] for run in failed)
+    assert job.data.params["best.min_child_weight"] == "1.0"
+    X, y = additive_regression(200)
+    with pytest.raises(search.TrialsFailed, match="no trial ran"):  # the default refused too
+        tune_once(compose_job, X, y, "tune=random", "tune.n_trials=2", "method.n_estimators=5",
+                  "method.min_child_weight=-1", REFUSED_SPACE)
+
+
+@pytest.mark.parametrize("overrides, error", [
+    (["tune.name=cmaes"], "unknown tune.name 'cmaes'; choose one of: none, random, tpe"),
+    ([REFUSED_SPACE.replace("-2", "1")],
+     "search_space.gbt.min_child_weight: inhouse's estimator refuses the choice -1 (ValueError: "
+     "min_child_weight must be >= 0, got -1"),
+])  # fmt: skip
+def test_an_unknown_sampler_or_a_refused_choice_stops_the_command_in_one_line(
+        compose_job, capsys, overrides, error):  # fmt: skip
+    cfg = compose_job(*SMALL_GBT, "tune=tpe", *overrides)
+    with pytest.raises(SystemExit) as stopped:
+        exit_if_invalid(cfg)
+    assert stopped.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"error: {error}")

@@ -131,6 +131,26 @@ def test_regression_forest_rmse_within_half_a_percent_of_sklearn_on_the_same_bin
     assert np.mean(ours) <= 1.005 * np.mean(theirs)
 
 
+def test_a_sample_fraction_costs_what_it_costs_scikit_learn():
+    """max_samples=0.05 (5% of the rows drawn per tree) costs accuracy on Friedman #2; the
+    in-house forest pays what scikit-learn's pays on the same bins (mean test RMSE, 3 seeds)."""
+    X, y = make_friedman2(2500, noise=10.0, random_state=0)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    mapper = BinMapper().fit(X_train)
+    codes_train, codes_test = mapper.transform(X_train), mapper.transform(X_test)
+
+    def rmse(model, X_fit, X_score, max_samples):
+        return np.mean([root_mean_squared_error(y_test, model(
+            n_estimators=30, max_samples=max_samples, random_state=seed, n_jobs=2,
+        ).fit(X_fit, y_train).predict(X_score)) for seed in range(3)])
+
+    theirs_all = rmse(reference.RandomForestRegressor, codes_train, codes_test, None)
+    theirs = rmse(reference.RandomForestRegressor, codes_train, codes_test, 0.05)
+    ours = rmse(RandomForestRegressor, X_train, X_test, 0.05)
+    assert theirs > 1.1 * theirs_all
+    assert ours == pytest.approx(theirs, rel=0.03)
+
+
 def test_oob_score_close_to_sklearn():
     X, y = load_breast_cancer(return_X_y=True)
     ours = RandomForestClassifier(oob_score=True, random_state=0).fit(X, y)
@@ -185,6 +205,16 @@ def test_same_seed_same_predictions_whatever_n_jobs(estimator_class):
 def test_bad_input_gets_a_clear_error(bad, message):
     with pytest.raises(ValueError, match=message):
         RandomForestRegressor().fit(bad, np.arange(4.0))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"max_samples": 0.0}, "max_samples must be None or a float in"),
+    ({"max_samples": 2}, "max_samples must be None or a float in"),
+    ({"max_samples": 0.5, "bootstrap": False}, "max_samples is the size of a bootstrap"),
+])  # fmt: skip
+def test_a_bad_sample_fraction_gets_a_clear_error(params, message):
+    with pytest.raises(ValueError, match=message):
+        RandomForestRegressor(**params).fit(np.ones((4, 2)), np.arange(4.0))
 
 
 def test_a_single_class_is_refused():

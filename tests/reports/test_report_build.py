@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
-from mlflow.entities import Metric
+from mlflow.entities import Metric, Param
 
 from reports.__main__ import main
 from reports.build import build_report
@@ -33,7 +33,9 @@ SUMMARY_ONLY = ("friedman1", GBT, 2)  # logs only its summary metric: the report
 
 
 def log_run(client, experiment_id, start, dataset, pair, seed, status, splits, run_key=None):
-    """One run as experiments/run.py logs it: contract tags, summary metric, split history."""
+    """One run as experiments/run.py logs it: contract tags, the params of its splits' sizes
+    (2-fold for classification, n_test/n_train = 1; a 25% holdout for regression, 1/3), summary
+    metric, split history."""
     metric = "test_rmse" if TASKS.get(dataset) == "regression" else "test_error"
     tags = {
         "dataset": dataset,
@@ -52,7 +54,10 @@ def log_run(client, experiment_id, start, dataset, pair, seed, status, splits, r
     if (dataset, pair, seed) != SUMMARY_ONLY:
         metrics += [Metric(f"split_{metric}", v, now, step) for step, v in enumerate(splits)]
     metrics.append(Metric("fit_seconds", 0.5, now, 0))
-    client.log_batch(run.info.run_id, metrics=metrics)
+    regression = TASKS.get(dataset) == "regression"
+    params = [Param("eval.kind", "holdout" if regression else "kfold"),
+              Param("eval.test_size", "0.25"), Param("eval.n_splits", "2")]  # fmt: skip
+    client.log_batch(run.info.run_id, metrics=metrics, params=params)
     client.set_terminated(run.info.run_id)
 
 
@@ -141,38 +146,41 @@ def test_markdown_one_row_per_dataset_one_column_per_pair_best_in_bold(report):
     markdown = (report / "tables.md").read_text()
     header, *rows = markdown_section(markdown, "test_error")
     assert header == ["dataset", "gbt / xgboost", "random_forest / inhouse"]
-    # iris: RF - GBT per (seed, split) 0.05 0.15 0.2 0.1 0.15 0.25, all > 0: two-sided Wilcoxon
-    # p ~ 2/64 < 0.05, so RF is not underlined; breast_cancer: GBT - RF = 0.04 on all 6 pairs.
+    # iris: RF - GBT per (seed, split) 0.05 0.15 0.2 0.1 0.15 0.25: mean 0.15, s^2 = 0.005;
+    # 2-fold, n_test/n_train = 1: corrected t = 0.15 / sqrt((1/6 + 1) 0.005) = 1.96, 5 df,
+    # p = 0.107, so RF is underlined (the overlapping folds make 6 pairs weak evidence);
+    # breast_cancer: GBT - RF = 0.04 on all 6 pairs, s^2 = 0: GBT is not underlined.
     assert {row[0]: row[1:] for row in rows} == {
         "breast_cancer": ["0.0900 ± 0.0141", "**0.0500 ± 0.0141**"],
-        "iris": ["**0.050 ± 0.032**", "0.200 ± 0.089"],
+        "iris": ["**0.050 ± 0.032**", "<u>0.200 ± 0.089</u>"],
         "average rank": ["1.50", "1.50"],  # ranks (2, 1) and (1, 2)
     }
     assert len(rows) == 3  # failed (iris seed 3) and skipped (digits, adaboost) runs left out
     # friedman1 / GBT: holdout splits 1.0, 1.5 and the summary 2.0 of the run without history.
-    # Only 3 pairs (RF - GBT = 1.0 each): the smallest two-sided p is 2/8, RF is underlined.
+    # 3 pairs, RF - GBT = 1.0 each: s^2 = 0, the corrected t is infinite, RF not underlined.
     assert markdown_section(markdown, "test_rmse") == [
         ["dataset", "gbt / xgboost", "random_forest / inhouse"],
-        ["friedman1", "**1.50 ± 0.50**", "<u>2.50 ± 0.50</u>"],
+        ["friedman1", "**1.50 ± 0.50**", "2.50 ± 0.50"],
         ["average rank", "1.00", "2.00"],
     ]
 
 
 def test_wins_ties_losses_against_the_first_column_or_the_baseline(store, report, tmp_path):
     markdown = (report / "tables.md").read_text()
-    # RF vs GBT: better on breast_cancer, worse on iris (both significant); friedman1 a tie.
+    # RF vs GBT (corrected t): better on breast_cancer, not significantly worse on iris
+    # (p = 0.107), worse on friedman1 (s^2 = 0).
     assert markdown_section(markdown, "test_error wins/ties/losses vs gbt / xgboost") == [
-        ["method / engine", "wins", "ties", "losses"],
-        ["random_forest / inhouse", "1", "0", "1"],
+        ["method / engine", "wins", "ties", "losses", "untested"],
+        ["random_forest / inhouse", "1", "1", "0", "0"],
     ]
     assert markdown_section(markdown, "test_rmse wins/ties/losses vs gbt / xgboost")[1] == [
-        "random_forest / inhouse", "0", "1", "0"
+        "random_forest / inhouse", "0", "0", "1", "0"
     ]
     build_report(store, "default", tmp_path, baseline="random_forest/inhouse")
     swapped = (tmp_path / "tables.md").read_text()
     assert markdown_section(swapped, "test_rmse wins/ties/losses vs random_forest / inhouse") == [
-        ["method / engine", "wins", "ties", "losses"],
-        ["gbt / xgboost", "0", "1", "0"],
+        ["method / engine", "wins", "ties", "losses", "untested"],
+        ["gbt / xgboost", "1", "0", "0", "0"],
     ]
     with pytest.raises(ReportError, match="unknown baseline 'gbt/sklearn'; choose one of: gbt/"):
         build_report(store, "default", tmp_path / "bad", baseline="gbt/sklearn")
@@ -184,9 +192,9 @@ def test_latex_booktabs_escaped_and_bold(report):
     for command in (r"\begin{table}", r"\end{table}", r"\toprule", r"\midrule", r"\bottomrule"):
         assert tex.count(command) == 5  # 2 metrics, 2 wins/ties/losses, timing
     assert r"dataset & gbt / xgboost & random\_forest / inhouse \\" in tex
-    assert r"iris & \textbf{0.050 $\pm$ 0.032} & 0.200 $\pm$ 0.089 \\" in tex
+    assert r"iris & \textbf{0.050 $\pm$ 0.032} & \underline{0.200 $\pm$ 0.089} \\" in tex
     assert r"breast\_cancer & 0.0900 $\pm$ 0.0141 & \textbf{0.0500 $\pm$ 0.0141} \\" in tex
-    assert r"friedman1 & \textbf{1.50 $\pm$ 0.50} & \underline{2.50 $\pm$ 0.50} \\" in tex
+    assert r"friedman1 & \textbf{1.50 $\pm$ 0.50} & 2.50 $\pm$ 0.50 \\" in tex
     assert not re.search(r"(?<!\\)_", tex)
 
 

@@ -1,17 +1,20 @@
-"""Paired Wilcoxon marks, Holm, ranks, wins/ties/losses and Friedman/Nemenyi, against values
-computed by hand, scipy's studentized range and the worked example of Demsar (2006), JMLR 7,
-section 3.2.2."""
+"""The corrected resampled t-test behind the marks (Nadeau and Bengio 2003), Holm, ranks,
+wins/ties/losses and Friedman/Nemenyi, against values computed by hand, scipy's paired t-test
+and studentized range, and the worked example of Demsar (2006), JMLR 7, section 3.2.2."""
 
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import studentized_range
+from scipy.stats import studentized_range, ttest_rel
+from scipy.stats import t as student_t
 
-from reports.figures import nemenyi_cliques
+from reports.figures import cd_diagram, nemenyi_cliques
+from reports.render import WITHHELD, format_friedman_table
 from reports.stats import (
     average_ranks,
+    corrected_resampled_t,
     friedman_chi2,
     friedman_nemenyi,
     holm,
@@ -23,22 +26,24 @@ from reports.stats import (
     wilcoxon_p,
     wins_ties_losses,
 )
-from reports.tables import summarize
+from reports.tables import TEST_TRAIN_RATIO, split_ratio, summarize
 
 A, B, C = ("a", "inhouse"), ("b", "xgboost"), ("c", "lightgbm")
 BASE = [0.10, 0.20, 0.15, 0.30, 0.25, 0.12]
 UP = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]  # distinct magnitudes: the exact null distribution
 MIXED = [0.01, -0.02, 0.03, -0.04, 0.05, 0.06]
+HOLDOUT = 0.25 / 0.75  # n_test / n_train of a 25% holdout
 
 
-def table_of(cells: dict) -> object:
-    """summarize() of {(dataset, pair): values}, value i belonging to seed i, split 0."""
+def table_of(cells: dict, ratio: float = HOLDOUT) -> object:
+    """summarize() of {(dataset, pair): values}, value i belonging to seed i, split 0, every run
+    with n_test / n_train = `ratio` (NaN: the runs did not say)."""
     rows = [
-        (dataset, *pair, str(seed), 0, value)
+        (dataset, *pair, str(seed), 0, value, ratio)
         for (dataset, pair), values in cells.items()
         for seed, value in enumerate(values)
     ]
-    columns = ["dataset", "method", "engine", "seed", "split", "value"]
+    columns = ["dataset", "method", "engine", "seed", "split", "value", TEST_TRAIN_RATIO]
     return summarize(pd.DataFrame(rows, columns=columns), "test_error")
 
 
@@ -62,21 +67,66 @@ def test_wilcoxon_exact_p_and_degenerate_cases():
     assert wilcoxon_p(np.array(BASE), np.array(BASE)) == 1.0
 
 
+def test_corrected_resampled_t_by_hand_and_against_scipy_times_the_correction():
+    """d = UP: mean 0.035, s^2 = 17.5e-4 / 5 = 3.5e-4, J = 6, n_test/n_train = 1/3:
+    t = 0.035 / sqrt((1/6 + 1/3) 3.5e-4) = sqrt(7); scipy's paired t is mean / sqrt(s^2 / J) =
+    sqrt(21), so the correction multiplies it by sqrt((1/J) / (1/J + n_test/n_train))."""
+    shifted_up, base = np.array(shifted(UP)), np.array(BASE)
+    statistic, p = corrected_resampled_t(shifted_up, base, HOLDOUT)
+    assert statistic == pytest.approx(math.sqrt(7))
+    assert p == pytest.approx(2 * student_t.sf(math.sqrt(7), 5))
+    plain = ttest_rel(shifted_up, base)
+    assert statistic == pytest.approx(plain.statistic * math.sqrt((1 / 6) / (1 / 6 + HOLDOUT)))
+    assert plain.pvalue < 0.01 < 0.04 < p < 0.05  # the uncorrected test overstates it
+    down, _ = corrected_resampled_t(base, shifted_up, HOLDOUT)
+    assert down == pytest.approx(-math.sqrt(7))
+    assert corrected_resampled_t(base, base, HOLDOUT) == (0.0, 1.0)
+    whole = np.array([1.0, 2.0, 3.0])  # + 0.5 exactly: a constant difference, s^2 = 0
+    assert corrected_resampled_t(whole + 0.5, whole, HOLDOUT) == (math.inf, 0.0)
+    assert math.isnan(corrected_resampled_t(base[:1], base[:1] + 0.1, HOLDOUT)[1])
+    assert math.isnan(corrected_resampled_t(shifted_up, base, math.nan)[1])  # sizes unknown
+
+
+@pytest.mark.parametrize(
+    ("kind", "test_size", "n_splits", "rows", "cap", "ratio"),
+    [
+        ("kfold", None, "5", "150", None, 1 / 4),  # 30 test, 120 train
+        ("kfold", None, "5", None, None, 1 / 4),
+        ("holdout", "0.25", "5", "150", None, 38 / 112),  # ceil(37.5) = 38 test rows
+        ("holdout", "0.25", "5", None, None, 1 / 3),
+        ("holdout", "50", "5", "150", None, 50 / 100),  # a number of test rows
+        ("holdout", "0.25", "5", "150", "60", 38 / 60),  # the training rows capped
+        ("holdout", "0.25", "5", None, "60", math.nan),  # capped, rows unknown
+        (None, None, None, "150", None, math.nan),  # a run without its eval params
+    ],
+)
+def test_test_train_ratio_of_a_run(kind, test_size, n_splits, rows, cap, ratio):
+    assert split_ratio(kind, test_size, n_splits, rows, cap) == pytest.approx(ratio,
+                                                                                   nan_ok=True)
+
+
 def test_holm_step_down():
     # sorted 0.01, 0.02, 0.04 -> 3*0.01 = 0.03, 2*0.02 = 0.04, max(0.04, 1*0.04) = 0.04.
     assert holm([0.04, 0.01, 0.02]).tolist() == pytest.approx([0.04, 0.03, 0.04])
     # monotone: 4*0.01 = 0.04, then 3*0.011 = 0.033 is raised to 0.04; capped at 1.
     assert holm([0.011, 0.01, 0.5, 0.6]).tolist() == pytest.approx([0.04, 0.04, 1.0, 1.0])
+    # an untested comparison stays untested and does not count: m = 2
+    assert holm([0.01, math.nan, 0.04]).tolist() == pytest.approx([0.02, math.nan, 0.04],
+                                                                  nan_ok=True)
 
 
-def test_underline_uses_holm_over_the_row():
+def test_underline_uses_the_corrected_test_and_holm_over_the_row():
     alone = not_worse_than_best(table_of({("d", A): BASE, ("d", B): shifted(UP)}))
-    assert alone.loc["d"].tolist() == [False, False]  # p = 2/64 < 0.05: B significantly worse
-    # With C in the row, Holm: B 2 * 2/64 = 0.0625, C max(0.0625, 28/64): neither significant.
-    row = not_worse_than_best(
-        table_of({("d", A): BASE, ("d", B): shifted(UP), ("d", C): shifted(MIXED)})
-    )
+    assert alone.loc["d"].tolist() == [False, False]  # corrected p = 0.046 < 0.05: B worse
+    # With C in the row, Holm: B 2 * 0.046 = 0.09; C: t = 0.015 / sqrt(0.5 * 15.5e-4) = 0.54,
+    # p = 0.61: neither significant. Uncorrected, B's p would be 2 * 0.006: not underlined.
+    cells = {("d", A): BASE, ("d", B): shifted(UP), ("d", C): shifted(MIXED)}
+    row = not_worse_than_best(table_of(cells))
     assert row.loc["d"].tolist() == [False, True, True]  # the best itself is bold, not underlined
+    assert not_worse_than_best(table_of(cells, ratio=0.0)).loc["d"].tolist() == [False, False,
+                                                                                  True]
+    untested = not_worse_than_best(table_of(cells, ratio=math.nan))
+    assert untested.loc["d"].tolist() == [False, False, False]  # no test, no mark
 
 
 def test_average_ranks_average_ties_and_skip_incomplete_datasets():
@@ -89,6 +139,8 @@ def test_average_ranks_average_ties_and_skip_incomplete_datasets():
 
 
 def test_wins_ties_losses_against_a_baseline():
+    """loss: B = A + UP, corrected p = 0.046; win: B = A - UP; tie: MIXED, p = 0.61; one
+    pair: untested (Wilcoxon and the corrected t need two)."""
     down = [-d for d in UP]
     table = table_of(
         {
@@ -102,8 +154,10 @@ def test_wins_ties_losses_against_a_baseline():
             ("one pair", B): [0.9],
         }
     )
-    assert wins_ties_losses(table, A).loc[B].tolist() == [1, 2, 1]
-    assert wins_ties_losses(table, B).loc[A].tolist() == [1, 2, 1]
+    result = wins_ties_losses(table, A)
+    assert list(result.columns) == ["wins", "ties", "losses", "untested"]
+    assert result.loc[B].tolist() == [1, 1, 1, 1]
+    assert wins_ties_losses(table, B).loc[A].tolist() == [1, 1, 1, 1]
 
 
 def formula_cd(k: int, n_datasets: int, alpha: float) -> float:
@@ -181,3 +235,20 @@ def test_friedman_on_data_agrees_with_the_rank_formula_without_ties():
     assert result.iman_davenport == pytest.approx(3 * 4.5 / (4 * 2 - 4.5))
     assert result.cd == pytest.approx(nemenyi_q(3) * math.sqrt(3 * 4 / 24))
     assert friedman_nemenyi(table_of({("d1", A): [0.1], ("d1", B): [0.2]})) is None
+
+
+def test_fewer_than_five_datasets_withhold_the_friedman_claim_and_the_cd_diagram():
+    """Columns ranked A < B < C on every dataset: over 4 datasets the table shows k and N only
+    and no CD diagram is drawn; over 5 the test and its diagram are given."""
+    cells = {(f"d{i}", pair): [0.1 * rank + 0.01 * i]
+             for i in range(5) for rank, pair in enumerate((A, B, C))}  # fmt: skip
+    four = friedman_nemenyi(table_of({key: v for key, v in cells.items() if key[0] != "d4"}))
+    five = friedman_nemenyi(table_of(cells))
+    assert (four.n_datasets, four.claims, five.n_datasets, five.claims) == (4, False, 5, True)
+    text = format_friedman_table([four, five]).cells
+    assert text.iloc[0].tolist() == ["3", "4", *[WITHHELD] * 4]
+    # 5 datasets, ranks 1, 2, 3: chi2 = 12*5/(3*4) * (1 + 4 + 9 - 12) = 10
+    assert text.iloc[1].tolist()[:3] == ["3", "5", "10"]
+    with pytest.raises(ValueError, match="4 datasets, fewer than 5"):
+        cd_diagram(four)
+    assert cd_diagram(five).axes[0].get_title().endswith("N = 5)")
