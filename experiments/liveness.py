@@ -83,7 +83,7 @@ def orphan_reason(tags: dict[str, str], now: float | None = None) -> str | None:
 def fail_orphans(experiment_id: str, key: str | None, found_by: str | None) -> int:
     """Mark every RUNNING run of this run_key (None: every job and sweep run of the experiment)
     whose process is gone as failed (tag error with the reason, orphan_found_by = the sweep or
-    job that found it, run status FAILED); return how many."""
+    job that found it, run status FAILED; a job's run also status=failed); return how many."""
     client = MlflowClient()
     running = mlflow.search_runs(
         experiment_ids=[experiment_id],
@@ -98,8 +98,9 @@ def fail_orphans(experiment_id: str, key: str | None, found_by: str | None) -> i
         reason = orphan_reason(run.data.tags)
         if reason is None:
             continue
-        tags = {"status": "failed", "error": f"orphaned: {reason}",
-                "orphan_found_by": found_by or "a single job"}  # fmt: skip
+        tags = {"error": f"orphaned: {reason}", "orphan_found_by": found_by or "a single job"}
+        if "run_key" in run.data.tags:  # a job's run; a sweep's run keeps its status `sweep`
+            tags["status"] = "failed"
         for name, value in tags.items():
             client.set_tag(run.info.run_id, name, value)
         client.set_terminated(run.info.run_id, "FAILED")

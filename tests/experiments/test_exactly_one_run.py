@@ -99,6 +99,8 @@ def test_a_sweep_killed_with_sigkill_is_failed_by_the_next_sweep(tmp_path):
             f"orphaned: the process is gone: pid {killed.pid} on {failed.data.tags['host']} "
             "no longer runs"
         )
+    [dead_sweep] = [run for run in left if run.data.tags.get("status") == "sweep"]
+    assert runs[dead_sweep.info.run_id].data.tags["status"] == "sweep"  # still the sweep's run
     [sweep] = [run for run in runs.values() if run.data.tags["status"] == "sweep"
                and run.info.status == "FINISHED"]  # fmt: skip
     assert {runs[run.info.run_id].data.tags["orphan_found_by"] for run in left} == {

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 from mlflow import MlflowClient
 
-from experiments.team_server import wait_until_ready
+from experiments.team_server import JOBS_OFF, wait_until_ready
 
 SWEEP = ["-m", "dataset=wine,breast_cancer", "method=gbt", "method.n_estimators=200",
          "engine=inhouse", "eval.curve_every=0", "seed=0,1,2"]  # 6 jobs of about a second
@@ -32,8 +32,10 @@ class TrackingServer:
                         "--workers", "1"]  # fmt: skip
 
     def start(self) -> None:
+        env = {**os.environ, **JOBS_OFF}  # no job runner processes: the lab has no GenAI jobs
         self.process = subprocess.Popen(self.command, cwd=self.folder, start_new_session=True,
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                        env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)  # fmt: skip
         wait_until_ready(self.url, self.process)
 
     def stop(self) -> None:
