@@ -15,7 +15,7 @@ TEAM_LOCK := requirements/team.lock
 UV_COMPILE := $(VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes --upgrade \
 	--python-version 3.11 --python-platform x86_64-unknown-linux-gnu -c requirements/constraints.txt
 
-.PHONY: sweep test report ui bench lint server lock data
+.PHONY: sweep test report ui bench lint server lock data docs
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m ensembles.warm
 	touch $(STAMP)
 
-# the optional extra of a team store and a cluster (PostgreSQL, its driver, Ray): make server
-# and make test
+# the optional extras of a team store and a cluster (PostgreSQL, its driver, Ray) and of the
+# documentation site (Sphinx): make server, make docs and make test
 $(TEAM_STAMP): $(STAMP) $(TEAM_LOCK)
 	$(PIP) --require-hashes -r $(TEAM_LOCK)
 	touch $(TEAM_STAMP)
@@ -35,7 +35,7 @@ $(TEAM_STAMP): $(STAMP) $(TEAM_LOCK)
 # parity tests check the new versions
 lock: $(STAMP)
 	$(PIP) uv
-	$(UV_COMPILE) --extra dev --extra team -o $(TEAM_LOCK)
+	$(UV_COMPILE) --extra dev --extra team --extra docs -o $(TEAM_LOCK)
 	$(UV_COMPILE) --extra dev -c $(TEAM_LOCK) -o $(LOCK)
 
 # the default sweep, unless ARGS names another preset (ARGS="+sweep=parity" or "sweep=parity")
@@ -59,6 +59,11 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+# the documentation site into docs/_build/html, warnings as errors (make test builds it too:
+# tests/test_docs.py)
+docs: $(TEAM_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 # a benchmark suite into the offline cache, on a machine with internet (make data SUITE=cc18)
 data: $(STAMP)

@@ -40,18 +40,24 @@ def sweep_job_configs(config: DictConfig) -> list[DictConfig]:
 
 
 def sweep_jobs(config: DictConfig) -> dict[tuple[str, ...], DictConfig]:
-    """Each job's overrides -> its composed config, split as Hydra's BasicSweeper splits the
-    sweep (the cartesian product of its sweep overrides; a command-line override replaces the
-    preset's sweep of the same key): a sweep with a job that does not compose fails here,
-    before anything is written."""
+    """Each job's overrides (`sweep_overrides`) -> its composed config: a sweep with a job that
+    does not compose fails here, before anything is written."""
+    loader = GlobalHydra.instance().config_loader()
+    return {tuple(job): loader.load_sweep_config(master_config=config, sweep_overrides=job)
+            for job in progress(sweep_overrides(config), "compose")}
+
+
+def sweep_overrides(config: DictConfig) -> list[list[str]]:
+    """Each job's overrides, split as Hydra's BasicSweeper splits the sweep (the cartesian
+    product of its sweep overrides; a command-line override replaces the preset's sweep of the
+    same key)."""
     loader = GlobalHydra.instance().config_loader()
     params = config.hydra.sweeper.get("params") or {}
     arguments = [f"{key}={value}" for key, value in params.items()]
     arguments += list(config.hydra.overrides.task)
     overrides = OverridesParser.create(config_loader=loader).parse_overrides(arguments)
     [jobs] = BasicSweeper.split_arguments(overrides, None)
-    return {tuple(job): loader.load_sweep_config(master_config=config, sweep_overrides=job)
-            for job in progress(jobs, "compose")}
+    return jobs
 
 
 def take_composed(overrides: list[str]) -> DictConfig | None:

@@ -173,10 +173,10 @@ def suite_options() -> list[str]:
 
 def tuning_errors(cfg: DictConfig) -> list[str]:
     """What is wrong with the search spaces (every method's) and, for a tuned job, with the
-    tune config: a sampler that does not exist, n_trials < 1, a timeout <= 0, an inner split
-    that cannot be drawn, a metric the task does not have, an eval protocol tuning does not
-    combine with, or a categorical choice of its space the job's estimator refuses
-    (tuning.choices)."""
+    tune config: a sampler that does not exist, n_trials < 1, a timeout or trial limit <= 0,
+    an inner split that cannot be drawn, a metric the task does not have, an eval protocol
+    tuning does not combine with, or a categorical choice of its space the job's estimator
+    refuses (tuning.choices)."""
     errors = [error for method, space in cfg.search_space.items()
               for error in space_errors(method, space)]  # fmt: skip
     tune = cfg.tune
@@ -189,6 +189,8 @@ def tuning_errors(cfg: DictConfig) -> list[str]:
         errors.append(f"tune.n_trials must be >= 1, got {tune.n_trials}")
     if tune.timeout_seconds is not None and tune.timeout_seconds <= 0:
         errors.append(f"tune.timeout_seconds must be > 0 or null, got {tune.timeout_seconds}")
+    if tune.trial_seconds is not None and tune.trial_seconds <= 0:
+        errors.append(f"tune.trial_seconds must be > 0 or null, got {tune.trial_seconds}")
     if not 0 < tune.test_size < 1:
         errors.append(f"tune.test_size must be a fraction in (0, 1), got {tune.test_size}")
     if tune.n_splits < 2:

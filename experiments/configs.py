@@ -282,15 +282,23 @@ class BaggingConfig(MethodConfig):
     criterion: Criterion = Criterion.gini
 
 
+# Which AdaBoost (ensembles.AdaBoostClassifier's `algorithm`): discrete SAMME (Zhu et al.
+# 2009; AdaBoost.M1 for 2 classes), real SAMME.R (FHT 2000 Algorithm 2, Zhu et al. for K
+# classes) or gentle (FHT 2000 Algorithm 4). Built by name: "SAMME.R" is no identifier.
+ADABOOST_ALGORITHMS = ("SAMME", "SAMME.R", "gentle")
+AdaBoostAlgorithm = Enum("AdaBoostAlgorithm", [(name, name) for name in ADABOOST_ALGORITHMS])
+
+
 @dataclass
 class AdaBoostConfig(MethodConfig):
-    """AdaBoost SAMME (Zhu et al. 2009; AdaBoost.M1 for 2 classes) of trees of max_depth."""
+    """AdaBoost of trees of max_depth; `algorithm`: SAMME (default), SAMME.R or gentle."""
 
     key: ClassVar[str] = "adaboost"
     name: str = "adaboost"
     n_estimators: int = 50
     learning_rate: float = 1.0
     max_depth: int = 1
+    algorithm: AdaBoostAlgorithm = AdaBoostAlgorithm.SAMME
 
 
 @dataclass
@@ -384,12 +392,23 @@ class HuberLossConfig(LossConfig):
     delta: float = 1.0
 
 
+class EngineDefaults(Enum):
+    """Whose defaults a reference library runs with: the lab's (the method config mapped to
+    the library, every engine alike) or the library's own (its constructor's defaults for every
+    hyper-parameter: the column a user of the library gets without tuning)."""
+
+    lab = "lab"
+    library = "library"
+
+
 @dataclass
 class EngineConfig:
-    """Which implementation runs the method: inhouse, xgboost, lightgbm or sklearn."""
+    """Which implementation runs the method: inhouse, xgboost, lightgbm or sklearn, with whose
+    defaults (`EngineDefaults`)."""
 
     name: str = MISSING
     n_jobs: int = 1
+    defaults_from: EngineDefaults = EngineDefaults.lab
 
 
 @dataclass
@@ -423,7 +442,9 @@ class InnerKind(Enum):
 @dataclass
 class TuneConfig:
     """Hyper-parameter tuning inside each job (experiments/tuning/): `name` is the Optuna
-    sampler (none: no tuning, random, tpe); n_trials or timeout_seconds, whichever ends first;
+    sampler (none: no tuning, random, tpe); n_trials or timeout_seconds (checked between
+    trials), whichever ends first; trial_seconds: a hard limit per trial, every engine stopped
+    there (tuning.trial_limit; the trial is failed, counted in tune_timed_out_trials);
     the inner split of the outer training rows; the inner metric to minimize (None: logloss to
     classify, rmse to regress; ties broken by experiments.tuning.selection.selection_key); the
     sampler's seed (None: the job's seed). Trial 0 of every study is the default
@@ -434,6 +455,7 @@ class TuneConfig:
     name: str = "none"
     n_trials: int = 20
     timeout_seconds: float | None = None
+    trial_seconds: float | None = None
     inner: InnerKind = InnerKind.holdout
     test_size: float = 0.2  # inner holdout: a fraction of the outer training rows
     n_splits: int = 3  # inner kfold

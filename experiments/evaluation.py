@@ -11,12 +11,17 @@ from omegaconf import DictConfig
 from sklearn import metrics, model_selection
 from sklearn.base import BaseEstimator, clone
 
-from experiments.analyses import SPLIT_ANALYSES, FittedSplit
+from experiments.analyses.diversity import diversity_findings
+from experiments.analyses.findings import FittedSplit
+from experiments.analyses.margins import margin_findings
 from experiments.configs import EvalKind, Task
 from experiments.engines.members import curve_points, size_metrics
 
 if TYPE_CHECKING:
     from experiments.tuning.search import Tuner  # which imports this module
+
+# the per-split analyses (experiments/analyses/): (model, FittedSplit) -> Findings on each split
+SPLIT_ANALYSES = (diversity_findings, margin_findings)
 
 
 def splits(

@@ -80,7 +80,7 @@ def wait_until_ready(url: str, process: subprocess.Popen, seconds: float = READY
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"mlflow server exited with status {process.returncode}")
+            raise RuntimeError(f"mlflow server {describe_exit(process.returncode)}")
         try:
             with urllib.request.urlopen(f"{url}/health", timeout=2) as answer:
                 if answer.status == 200:

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
 from experiments.claims import beat_claim
-from experiments.configs import method_key
+from experiments.configs import EngineDefaults, method_key
 from experiments.environment import environment_tags
 from experiments.liveness import beat_run, heartbeat, identity_tags
 from experiments.paths import PROJECT_ROOT
@@ -63,7 +63,9 @@ def job_config(cfg: DictConfig) -> dict[str, Any]:
     tuning existed). A dataset file's sha256 and the reader's version join its dataset: an
     edited file, or one the lab now reads otherwise, is a new job; so
     does `uncached` for a suite dataset missing from the cache, so that the job skipped for it
-    runs once the data is fetched."""
+    runs once the data is fetched. The lab's defaults (engine.defaults_from=lab) and no trial
+    limit (tune.trial_seconds=null) leave no trace, so that a run_key is the one it had before
+    those keys existed."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     job = {
         key: value
@@ -75,8 +77,11 @@ def job_config(cfg: DictConfig) -> dict[str, Any]:
     if cfg.dataset.get("loader") == "suite" and not is_cached(cfg.dataset.suite, cfg.dataset.name,
                                                                cfg.dataset.cache):  # fmt: skip
         job["dataset"]["uncached"] = True
+    if job["engine"].get("defaults_from") == "lab":
+        del job["engine"]["defaults_from"]
     if cfg.tune.name != "none":
-        job["tune"] = container["tune"]
+        job["tune"] = {key: value for key, value in container["tune"].items()
+                       if not (key == "trial_seconds" and value is None)}
         job["search_space"] = {method_key(cfg.method): container["search_space"][
             method_key(cfg.method)]}
     return job
@@ -88,6 +93,8 @@ def job_name(cfg: DictConfig) -> str:
     parts = (cfg.dataset.name, cfg.method.name, cfg.loss.name, cfg.engine.name)
     encoding = cfg.dataset.get("categorical")
     suffix = f" categorical={encoding.value}" if encoding is not None else ""
+    if cfg.engine.get("defaults_from", EngineDefaults.lab) is EngineDefaults.library:
+        suffix += " defaults_from=library"
     return f"{'/'.join(parts)} seed={cfg.seed}{suffix}"
 
 
@@ -187,6 +194,7 @@ def log_job(cfg: DictConfig) -> None:
         "seed": cfg.seed,
         "task": cfg.dataset.task.value,
         "tune": cfg.tune.name,
+        "defaults_from": cfg.engine.defaults_from.value,
         "git_commit": git_commit(),
     }
     mlflow.set_tags({**tags, **environment_tags()})
@@ -273,8 +281,9 @@ def log_trials(job_name: str, split_index: int, metric: str, trials: list) -> No
     default=true): its parameters, inner_<metric>, tiebreak_inner_<other metric> (the
     tie-break of tuning.selection.selection_key), test_<metric> of its models on the outer test
     rows, and trial_seconds. A trial the engine cannot run on this data has tag skip_reason and
-    no metrics; one that raised has status failed, tag error, no metrics, and MLflow run status
-    FAILED (its tag `trial` tells it from a job)."""
+    no metrics; one that raised (or was stopped at tune.trial_seconds) has status failed, tag
+    error, only trial_seconds, and MLflow run status FAILED (its tag `trial` tells it from a
+    job)."""
     parent = mlflow.active_run().info
     for trial in trials:
         _log_trial(parent, f"{job_name} trial={trial.number} split={split_index}",
@@ -293,7 +302,7 @@ def _log_trial(parent, name: str, split_index: int, metric: str, trial) -> None:
     if trial.error:
         tags["error"] = trial.error
     run = client.create_run(parent.experiment_id, tags=tags, run_name=name)
-    metrics = {}
+    metrics = {"trial_seconds": trial.seconds} if trial.error else {}
     if trial.scored:
         metrics = {f"inner_{metric}": trial.inner_score,
                    f"tiebreak_inner_{tiebreak_metric(metric)}": trial.inner_tiebreak,

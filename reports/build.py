@@ -3,11 +3,24 @@
 import sys
 from pathlib import Path
 
+import pandas as pd
+from mlflow import MlflowClient
+
 from reports.analyses.bias_variance import bias_variance_tables
 from reports.analyses.diversity import diversity_tables
 from reports.analyses.margins import boosted_methods, margin_figure
 from reports.datasets import datasets_table
 from reports.esl import BOOSTED, ESL_CURVE, esl_datasets, esl_figure
+from reports.fht import (
+    ALGORITHMS,
+    FHT_CURVE,
+    TREE_SIZE_PARAM,
+    fht_datasets,
+    fht_figure,
+    fht_table,
+    mean_curves,
+    terminal_nodes,
+)
 from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves
 from reports.figures import save as save_figure
 from reports.render import (
@@ -23,10 +36,12 @@ from reports.runs import (
     ReportError,
     load_curves,
     load_margins,
+    load_params,
     load_runs,
     load_split_values,
     load_trials,
     log_report_run,
+    method_option,
     open_experiment,
     sweep_run_id,
 )
@@ -139,6 +154,10 @@ def build_report(
         if not tunabilities.empty:
             text_tables.append(format_tunability(tunabilities, table.metric))
 
+    fht_means = {dataset: mean for dataset in fht_datasets(ok)
+                 if not (mean := fht_mean_curves(client, ok, dataset)).empty}  # fmt: skip
+    text_tables += [fht_table(mean, dataset) for dataset, mean in fht_means.items()]
+
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs = {
         "results.csv": runs.to_csv(index=False),
@@ -167,6 +186,8 @@ def build_report(
         boosted = ok[(ok["dataset"] == dataset) & (ok["method"] == BOOSTED)]
         figure = esl_figure(load_curves(client, boosted, ESL_CURVE), ok, dataset)
         figure_paths += save_figure(figure, figures_dir / f"esl_fig10_2_{dataset}")
+    for dataset, mean in fht_means.items():
+        figure_paths += save_figure(fht_figure(mean, dataset), figures_dir / f"fht2000_{dataset}")
     trials = load_trials(client, experiment_id, ok)
     for metric, on_metric in trials.groupby("metric"):
         curves = best_so_far_curves(on_metric)
@@ -182,3 +203,14 @@ def build_report(
     if figure_paths:
         log_report_run(client, experiment_id, figure_paths)
     return paths + figure_paths
+
+
+def fht_mean_curves(client: MlflowClient, ok: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The FHT (2000) algorithms' curves on `dataset`, each run's tree size read from its
+    params, averaged over seeds (reports.fht.mean_curves)."""
+    runs = ok[(ok["dataset"] == dataset) & ok["method"].map(method_option).isin(ALGORITHMS)]
+    depths = load_params(client, runs, [TREE_SIZE_PARAM])[TREE_SIZE_PARAM]
+    nodes = runs["run_id"].map(depths).map(terminal_nodes)
+    curves = pd.concat([load_curves(client, group, FHT_CURVE).assign(nodes=size)
+                        for size, group in runs.groupby(nodes)], ignore_index=True)  # fmt: skip
+    return mean_curves(curves.assign(method=curves["method"].map(method_option)))

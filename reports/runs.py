@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from mlflow import MlflowClient
 
-from experiments.analyses.margins import MARGINS_ARTIFACT
+from experiments.analyses.findings import MARGINS_ARTIFACT
 from experiments.store import sqlite_path
 
 RUN_TAGS = (
@@ -35,6 +35,7 @@ REPORT_STATUS = "report"
 TRIAL_STATUS = "trial"
 SWEEP_STATUS = "sweep"
 UNTUNED = "none"
+LIBRARY_DEFAULTS = "@library"  # the method label of a reference run at its library's defaults
 
 
 class ReportError(Exception):
@@ -84,7 +85,7 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     of its outer splits' sizes (SPLIT_PARAMS; None if not logged) and its summary metrics
     (the per-split `split_*` histories left out). A tuned job's method reads
     `method+sampler` (gbt+tpe), so that it has a column of its own."""
-    rows, tag_keys, metric_keys = [], set(), set()
+    rows, tag_keys, metric_keys, method_params = [], set(), set(), {}
     for run in _all_pages(client.search_runs, experiment_ids=[experiment_id]):
         if run.data.tags.get("status") in (REPORT_STATUS, TRIAL_STATUS, SWEEP_STATUS) or (
                 "trial" in run.data.tags):  # a failed trial: status failed  # fmt: skip
@@ -96,6 +97,8 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
         start_time = pd.Timestamp(run.info.start_time, unit="ms", tz="UTC")
         encoding = run_encoding(tags, run.data.params)
         split_params = {key: run.data.params.get(key) for key in SPLIT_PARAMS}
+        method_params[run.info.run_id] = {key: value for key, value in run.data.params.items()
+                                          if key.startswith("method.") and key != "method.name"}
         rows.append({"run_id": run.info.run_id, "start_time": start_time, **tags,
                      ENCODING: encoding, **split_params, **metrics})  # fmt: skip
     extra_tags = sorted(tag_keys - set(RUN_TAGS))
@@ -105,7 +108,11 @@ def load_runs(client: MlflowClient, experiment_id: str) -> pd.DataFrame:
     if "tune" in runs.columns:
         tuned = runs["tune"].notna() & (runs["tune"] != UNTUNED)
         runs.loc[tuned, "method"] = runs["method"] + "+" + runs["tune"]
-    return split_datasets(runs).sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
+    if "defaults_from" in runs.columns:
+        library = runs["defaults_from"] == "library"  # engine.defaults_from
+        runs.loc[library, "method"] = runs["method"] + LIBRARY_DEFAULTS
+    runs = split_methods(split_datasets(runs), pd.DataFrame.from_dict(method_params, "index"))
+    return runs.sort_values([*CELL_KEYS, "seed", "start_time"], ignore_index=True)
 
 
 def split_datasets(runs: pd.DataFrame) -> pd.DataFrame:
@@ -123,6 +130,29 @@ def split_datasets(runs: pd.DataFrame) -> pd.DataFrame:
         for name, group in runs[several].groupby("dataset"):
             runs.loc[group.index, "dataset"] = name + " [" + shown(group[tag]) + "]"
     return runs
+
+
+def split_methods(runs: pd.DataFrame, params: pd.DataFrame) -> pd.DataFrame:
+    """A method whose runs on one dataset were logged with more than one value of a method
+    parameter (`params`: the method.* params by run_id; a sweep over method.max_depth=1,2,3) is
+    that many methods there, each labelled `name [max_depth=1]` by the parameters that vary among
+    the runs logging all of them: two configurations are never pooled as seeds of one cell
+    (`method_option` reads the name back)."""
+    runs = runs.copy()
+    params = params.reindex(runs["run_id"]).set_axis(runs.index)
+    for (_, name), group in runs.groupby(["dataset", "method"]):
+        values = params.loc[group.index].dropna(how="all").dropna(axis=1)
+        varying = [key for key in values.columns if values[key].nunique() > 1]
+        if varying:
+            shown = [key.removeprefix("method.") + "=" + values[key] for key in varying]
+            labels = pd.concat(shown, axis=1).agg(", ".join, axis=1)
+            runs.loc[labels.index, "method"] = name + " [" + labels + "]"
+    return runs
+
+
+def method_option(label: str) -> str:
+    """The method option of a method label: `adaboost` of `adaboost [max_depth=2]`."""
+    return label.split(" [")[0]
 
 
 def relative_paths(paths: pd.Series) -> pd.Series:
@@ -176,6 +206,14 @@ def load_curves(client: MlflowClient, runs: pd.DataFrame, metric: str) -> pd.Dat
             for m in client.get_metric_history(run["run_id"], metric)
         ]
     return pd.DataFrame(rows, columns=[*CELL_KEYS, "seed", "rounds", "value"])
+
+
+def load_params(client: MlflowClient, runs: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """The logged params `names` (as strings; None where a run lacks one) of `runs`, indexed by
+    run_id."""
+    rows = {run_id: client.get_run(run_id).data.params for run_id in runs["run_id"]}
+    return pd.DataFrame([{name: params.get(name) for name in names} for params in rows.values()],
+                        index=pd.Index(list(rows), name="run_id"), columns=names)  # fmt: skip
 
 
 def load_margins(client: MlflowClient, runs: pd.DataFrame) -> pd.DataFrame:

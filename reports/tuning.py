@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from experiments.tuning.selection import selection_key
 from reports.render import MISSING, TextTable, column_label, row_decimals
-from reports.runs import ENCODING
+from reports.runs import ENCODING, LIBRARY_DEFAULTS
 from reports.stats import ALPHA, holm, paired_p, wilcoxon_p
 from reports.styles import engine_style, hues
 from reports.tables import MetricTable, column_keys
@@ -28,6 +28,22 @@ N_ORDERS = 15  # random orders of a random search (their n_shuffles, analyses/pl
 RANDOM_SAMPLER = "random"  # tune.name of the random search (its trials may be shuffled)
 TUNABILITY_STATISTICS = ["parameter", "tunability", "share", "datasets", "p_holm"]
 ACROSS_STATISTICS = ["datasets", "tuned_better", "gain", "p", "p_holm"]
+
+
+def tuned_parts(label: str) -> tuple[str, str]:
+    """(the untuned method label, the sampler) of a tuned method label: gbt+tpe -> (gbt, tpe),
+    gbt+tpe [max_depth=2] -> (gbt [max_depth=2], tpe) (reports.runs.load_runs); sampler ''
+    for an untuned label."""
+    name, bracket, params = label.partition(" [")
+    base, _, sampler = name.partition(TUNED_SEPARATOR)
+    return base + bracket + params, sampler
+
+
+def library_label(untuned: str) -> str:
+    """The label of the library-defaults runs of an untuned method label: gbt -> gbt@library,
+    gbt [max_depth=2] -> gbt@library [max_depth=2]."""
+    name, bracket, params = untuned.partition(" [")
+    return name + LIBRARY_DEFAULTS + bracket + params
 
 
 def tuned_keys(keys: list[str]) -> list[str]:
@@ -42,27 +58,32 @@ def key_columns(table: pd.DataFrame) -> list[str]:
 
 def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
     """One row per (dataset, method, sampler, engine[, encoding]) with both a default and a
-    tuned column: their means over seeds and splits, gain = default - tuned (> 0: tuning
-    helped, every metric is lower-is-better), and the two-sided p of Nadeau and Bengio's
-    corrected resampled t-test on values paired by seed and split (`stats.paired_p`; NaN:
-    untested), Holm-adjusted over the comparisons of the dataset."""
+    tuned column: their means over seeds and splits (and the mean of the library's own
+    defaults, `library_default`, where the sweep ran engine.defaults_from=library; NaN
+    elsewhere), gain = default - tuned (> 0: tuning helped, every metric is lower-is-better),
+    and the two-sided p of Nadeau and Bengio's corrected resampled t-test on values paired by
+    seed and split (`stats.paired_p`; NaN: untested), Holm-adjusted over the comparisons of the
+    dataset."""
     rows = []
     for dataset, means in table.mean.iterrows():
         compared = []
         for column in means.index:
-            base, _, sampler = column[0].partition(TUNED_SEPARATOR)
+            base, sampler = tuned_parts(column[0])
             untuned = (base, *column[1:])
             if not sampler or untuned not in means.index:
                 continue
             default, tuned = means[untuned], means[column]
             if np.isnan(default) or np.isnan(tuned):
                 continue
+            library = (library_label(base), *column[1:])
             p = paired_p(table.values, dataset, untuned, column, table.keys)
             compared.append({"dataset": dataset, **dict(zip(table.keys, untuned, strict=True)),
-                             "sampler": sampler, "default": default, "tuned": tuned,
+                             "sampler": sampler, "default": default,
+                             "library_default": means.get(library, np.nan), "tuned": tuned,
                              "gain": default - tuned, "p": p})  # fmt: skip
         rows += with_holm(compared)
-    columns = ["dataset", *tuned_keys(table.keys), "default", "tuned", "gain", "p_holm"]
+    columns = ["dataset", *tuned_keys(table.keys), "default", "library_default", "tuned", "gain",
+               "p_holm"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -118,18 +139,27 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
         "split (variance inflated by 1/J + n_test/n_train for J resamples with overlapping "
         "training sets; untested where the runs do not carry their split sizes), "
         f"Holm-corrected within the dataset; bold gain: significant at alpha {ALPHA}, a gain "
-        "(verdict `tuned better`) or a loss (negative, verdict `tuned worse`). Across "
-        "datasets: the next table."
+        "(verdict `tuned better`) or a loss (negative, verdict `tuned worse`). Default: the "
+        "lab's defaults mapped to every engine (the tuner's trial 0); library default, where "
+        "the sweep ran engine.defaults_from=library: the library's own constructor defaults "
+        f"(`{MISSING}`: the in-house engine, or no such run). Across datasets: the next table."
     )
     keys = key_columns(comparison)
     index = [f"{row['dataset']}: {column_label(tuple(row[keys]))} ({row['sampler']})"
              for _, row in comparison.iterrows()]  # fmt: skip
     decimals = [row_decimals(pd.Series([row.default, row.tuned]))
                 for row in comparison.itertuples()]  # fmt: skip
+
+    def numbers(column: str) -> list[str]:
+        return [MISSING if np.isnan(v) else f"{v:.{d}f}"
+                for v, d in zip(comparison[column], decimals, strict=True)]  # fmt: skip
+
+    library = {"library default": numbers("library_default")}
     cells = pd.DataFrame(
         {
-            "default": [f"{v:.{d}f}" for v, d in zip(comparison["default"], decimals, strict=True)],
-            "tuned": [f"{v:.{d}f}" for v, d in zip(comparison["tuned"], decimals, strict=True)],
+            "default": numbers("default"),
+            **(library if comparison["library_default"].notna().any() else {}),
+            "tuned": numbers("tuned"),
             "gain": [signed(v, d) for v, d in zip(comparison["gain"], decimals, strict=True)],
             "p (Holm)": [f"{v:.3g}" for v in comparison["p_holm"]],
             "verdict": [verdict(p, g) for p, g in zip(comparison["p_holm"], comparison["gain"],
@@ -199,7 +229,7 @@ def tunability(runs: pd.DataFrame, metric: str) -> pd.DataFrame:
     keys = column_keys(tuned)
     rows = []
     for (label, *rest), group in tuned.groupby(keys):
-        method, _, sampler = label.partition(TUNED_SEPARATOR)
+        method, sampler = tuned_parts(label)
         untuned = dict(zip(keys, (method, *rest), strict=True))
         joint = dataset_gain(group, default, metric).mean()
         compared = []
@@ -374,7 +404,7 @@ def best_so_far_curves(trials: pd.DataFrame, seed: int = 0,
     frames = []
     for key, group in trials.groupby([*cells, "seed", "run_id", "outer_split"]):
         study = counted_trials(group)
-        n, sampler = len(study), group["method"].iloc[0].partition(TUNED_SEPARATOR)[2]
+        n, sampler = len(study), tuned_parts(group["method"].iloc[0])[1]
         if (n, sampler) not in orders:
             orders[(n, sampler)] = trial_orders(n, sampler, rng, n_orders)
         inner = study["inner"].to_numpy(dtype=float)
@@ -417,7 +447,7 @@ def order_bands(curves: pd.DataFrame, keys: list[str], column: str) -> pd.DataFr
 def orders_legend(curves: pd.DataFrame, keys: list[str]) -> str:
     """What the lines and bands of a best-so-far figure average: the number of orders of the
     random searches (a range if their trial counts differ) and TPE's single real order."""
-    random = curves[curves["method"].str.endswith(TUNED_SEPARATOR + RANDOM_SAMPLER)]
+    random = curves[curves["method"].map(lambda label: tuned_parts(label)[1]) == RANDOM_SAMPLER]
     counts = sorted(set(random.groupby(keys)["order"].nunique()))
     parts = []
     if counts:
@@ -507,7 +537,7 @@ def best_so_far_time_figure(curves: pd.DataFrame, metric: str) -> Figure:
 
 
 COST_STATISTICS = ["jobs", "datasets", "seconds", "trials", "trials_per_minute", "failed",
-                   "infeasible"]  # fmt: skip
+                   "timed_out", "infeasible"]  # fmt: skip
 
 
 def tuning_cost(runs: pd.DataFrame) -> pd.DataFrame:
@@ -515,8 +545,9 @@ def tuning_cost(runs: pd.DataFrame) -> pd.DataFrame:
     and seed): jobs, datasets, and per study (the tuning of one outer split; a job's tune_*
     metrics are the means over its splits, experiments.tuning.search) the mean tune_seconds,
     the mean trials the tuner counts (tune_trials, scored, + tune_failed_trials), trials per
-    minute = 60 x mean trials / mean seconds, and the mean tune_failed_trials and
-    tune_infeasible_trials (resampled, not counted)."""
+    minute = 60 x mean trials / mean seconds, and the mean tune_failed_trials, of them
+    tune_timed_out_trials (stopped at tune.trial_seconds), and tune_infeasible_trials
+    (resampled, not counted)."""
     columns = [*tuned_keys(column_keys(runs)), *COST_STATISTICS]
     if "tune_seconds" not in runs.columns:
         return pd.DataFrame(columns=columns)
@@ -524,16 +555,17 @@ def tuning_cost(runs: pd.DataFrame) -> pd.DataFrame:
     keys = column_keys(tuned)
     rows = []
     for (label, *rest), group in tuned.groupby(keys):
-        method, _, sampler = label.partition(TUNED_SEPARATOR)
+        method, sampler = tuned_parts(label)
         failed = group.get("tune_failed_trials", pd.Series(np.nan, index=group.index))
         infeasible = group.get("tune_infeasible_trials", pd.Series(np.nan, index=group.index))
+        timed_out = group.get("tune_timed_out_trials", pd.Series(np.nan, index=group.index))
         trials = (group["tune_trials"] + failed.fillna(0)).mean()
         seconds = group["tune_seconds"].mean()
         rows.append({**dict(zip(keys, (method, *rest), strict=True)), "sampler": sampler,
                      "jobs": len(group), "datasets": group["dataset"].nunique(),
                      "seconds": seconds, "trials": trials,
                      "trials_per_minute": 60 * trials / seconds, "failed": failed.mean(),
-                     "infeasible": infeasible.mean()})  # fmt: skip
+                     "timed_out": timed_out.mean(), "infeasible": infeasible.mean()})  # fmt: skip
     return pd.DataFrame(rows, columns=[*tuned_keys(keys), *COST_STATISTICS])
 
 
@@ -545,8 +577,9 @@ def format_tuning_cost(cost: pd.DataFrame) -> TextTable:
         "training rows: a job runs one per outer split), the mean wall seconds of the search "
         "(tune_seconds: every trial and the sampler), the mean trials counted (scored + "
         "failed: tune.n_trials unless tune.timeout_seconds ended it), trials per minute = 60 x "
-        "trials / seconds, and the mean failed trials (raised: counted, never chosen) and "
-        "infeasible ones (values the engine cannot run on the data: resampled, not counted). "
+        "trials / seconds, and the mean failed trials (raised, or stopped at "
+        "tune.trial_seconds: timed out; counted, never chosen) and infeasible ones (values "
+        "the engine cannot run on the data: resampled, not counted). "
         "Scores: the default-vs-tuned tables."
     )
     keys = key_columns(cost)
@@ -555,7 +588,8 @@ def format_tuning_cost(cost: pd.DataFrame) -> TextTable:
     formats = {"jobs": ("jobs", "d"), "datasets": ("datasets", "d"),
                "seconds": ("seconds / study", ".3g"), "trials": ("trials / study", ".3g"),
                "trials_per_minute": ("trials / minute", ".3g"),
-               "failed": ("failed / study", ".3g"), "infeasible": ("infeasible / study", ".3g")}
+               "failed": ("failed / study", ".3g"), "timed_out": ("of them timed out", ".3g"),
+               "infeasible": ("infeasible / study", ".3g")}
     cells = pd.DataFrame(
         {header: [MISSING if pd.isna(v) else format(v, spec) for v in cost[column]]
          for column, (header, spec) in formats.items()},

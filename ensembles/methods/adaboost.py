@@ -1,22 +1,26 @@
-"""AdaBoost for K classes: SAMME (Zhu, Zou, Rosset and Hastie 2009), with engine trees.
+"""AdaBoost for K classes with engine trees: SAMME (Zhu, Zou, Rosset and Hastie 2009, the
+default), SAMME.R (Real AdaBoost) and Gentle AdaBoost (Friedman, Hastie and Tibshirani 2000);
+each round's update is in adaboost_rounds.
 
-Round m fits a weighted Gini tree g_m (a stump by default), with weighted error
+SAMME: round m fits a weighted Gini tree g_m (a stump by default), with weighted error
 err_m = sum_i w_i [g_m(x_i) != y_i] / sum_i w_i and vote
 alpha_m = eta (log((1 - err_m) / err_m) + log(K - 1)), then reweights
 w_i <- w_i exp(alpha_m [g_m(x_i) != y_i]). The classifier is argmax_k sum_m alpha_m [g_m = k]
 (the seed notes' AdaBoost-DTree, alpha = ln sqrt((1 - eps) / eps) up to the factor 2 and the
-K - 1 term). Boosting stops early when a tree is perfect (err = 0) or no better than chance.
+K - 1 term). Boosting stops early when a tree is perfect (err = 0) or no better than chance;
+SAMME.R stops at a perfect tree only (as scikit-learn < 1.6), gentle never.
 """
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
-from ensembles.engine.splitting import GINI
+from ensembles.engine.threads import engine_threads
+from ensembles.methods.adaboost_rounds import ALGORITHMS
 from ensembles.methods.cart import CartGrower, CartParams
+from ensembles.methods.documentation import ADABOOST, ADABOOST_ATTRIBUTES, numpydoc_sections
 from ensembles.methods.validation import (
     encode_classes,
     validate_prediction_data,
@@ -27,14 +31,38 @@ from ensembles.progress import progress
 SEED_RANGE = np.iinfo(np.int32).max
 
 
+@numpydoc_sections(ADABOOST, ADABOOST_ATTRIBUTES, ("zhu2009", "fht2000", "adaboost_dtree"))
 class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
-    """SAMME AdaBoost over engine trees of depth `max_depth`. n_jobs is accepted for a uniform
-    interface; the rounds are sequential."""
+    """AdaBoost for K classes over engine trees: SAMME, SAMME.R or Gentle AdaBoost.
 
-    def __init__(self, n_estimators=50, *, learning_rate=1.0, max_depth=1, max_bins=MAX_BINS,
-                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
+    SAMME [1]_: round m fits a weighted Gini tree g_m (a stump by default) with weighted error
+    err_m = sum_i w_i [g_m(x_i) != y_i] / sum_i w_i and vote
+    alpha_m = eta (log((1 - err_m) / err_m) + log(K - 1)), then reweights
+    w_i <- w_i exp(alpha_m [g_m(x_i) != y_i]); the class is argmax_k sum_m alpha_m [g_m(x) = k]
+    (the seed notes' AdaBoost-DTree [3]_, alpha = ln sqrt((1 - eps) / eps), up to the factor 2
+    and the K - 1 term). SAMME.R [1]_ (Real AdaBoost for K = 2 [2]_) adds the trees' log class
+    frequencies, gentle [2]_ weighted least-squares trees of y in {-1, +1}, one-vs-rest for
+    K > 2. Boosting stops early when a tree is perfect (err = 0) or, for SAMME, no better than
+    chance.
+
+    Examples
+    --------
+    The first votes alpha_m, on ESL's simulated data (section 10.1):
+
+    >>> from sklearn.datasets import make_hastie_10_2
+    >>> from ensembles import AdaBoostClassifier
+    >>> X, y = make_hastie_10_2(n_samples=100, random_state=0)
+    >>> ada = AdaBoostClassifier(n_estimators=20, random_state=0).fit(X, y)
+    >>> ada.estimator_weights_[:3].round(2)
+    array([0.75, 0.44, 0.67])
+    """
+
+    def __init__(self, n_estimators=50, *, learning_rate=1.0, algorithm="SAMME", max_depth=1,
+                 max_bins=MAX_BINS, categorical_features="from_dtype", random_state=None,
+                 n_jobs=None, verbose=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
+        self.algorithm = algorithm
         self.max_depth = max_depth
         self.max_bins = max_bins
         self.categorical_features = categorical_features
@@ -50,78 +78,72 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"learning_rate must be > 0, got {self.learning_rate!r}")
         if not self.max_depth >= 1:
             raise ValueError(f"max_depth must be >= 1, got {self.max_depth!r}")
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algorithm!r}; choose one of: "
+                             f"{', '.join(ALGORITHMS)}")
+        self._algorithm = algorithm = ALGORITHMS[self.algorithm]
         self.classes_, y_codes = encode_classes(y)
         n_classes = len(self.classes_)
         self._bin_mapper = BinMapper(self.max_bins, categorical=self.is_categorical_).fit(
             X[weight > 0])
         codes = self._bin_mapper.transform(X, order="C")
-        one_hot = np.eye(n_classes)[y_codes]
-        weight = weight / weight.sum()
+        unit_stats = algorithm.unit_stats(y_codes, n_classes)
+        weight = algorithm.initial_weight(weight / weight.sum(), n_classes)
         rng = check_random_state(self.random_state)
-        grower = CartGrower(self._bin_mapper, CartParams(max_features=codes.shape[1],
-                                                         criterion=GINI, max_depth=self.max_depth),
-                            *one_hot.shape)
+        params = CartParams(max_features=codes.shape[1], criterion=algorithm.criterion,
+                            max_depth=self.max_depth)
+        grower = CartGrower(self._bin_mapper, params, len(y_codes), unit_stats.shape[-1])
         self.estimators_, weights, errors = [], [], []
-        for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
-            tree = self._grow_tree(grower, codes, one_hot, weight, rng.randint(SEED_RANGE))
-            incorrect = np.argmax(tree.predict_binned(codes), axis=1) != y_codes
-            error = float(np.average(incorrect, weights=weight))
-            if error <= 0.0:
-                self.estimators_.append(tree)
-                weights.append(1.0)
-                errors.append(0.0)
-                break
-            if error >= 1.0 - 1.0 / n_classes:
-                if m == 0:
-                    raise ValueError(f"the first tree's weighted error {error:.3f} is no better "
-                                     f"than chance (1 - 1/K = {1 - 1 / n_classes:.3f}); "
+        for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
+            with engine_threads(self.n_jobs):
+                boosted = algorithm.boost(grower, codes, unit_stats, y_codes, weight,
+                                          self.learning_rate, rng.randint(SEED_RANGE))
+            if boosted.member is None:
+                if not self.estimators_:
+                    raise ValueError(f"the first tree's weighted error {boosted.error:.3f} is no "
+                                     f"better than chance (1 - 1/K = {1 - 1 / n_classes:.3f}); "
                                      "boosting cannot start")
                 break
-            vote = self.learning_rate * (np.log((1.0 - error) / error) + np.log(n_classes - 1))
-            self.estimators_.append(tree)
-            weights.append(vote)
-            errors.append(error)
-            weight = weight * np.exp(vote * incorrect)
-            weight /= weight.sum()
+            self.estimators_.append(boosted.member)
+            weights.append(boosted.vote)
+            errors.append(boosted.error)
+            if boosted.weight is None:
+                break
+            weight = boosted.weight
         self.estimator_weights_ = np.array(weights)
         self.estimator_errors_ = np.array(errors)
         return self
 
-    @staticmethod
-    def _grow_tree(grower, codes, one_hot, weight, seed):
-        """A weighted-Gini CART tree over every feature (scikit-learn's DecisionTreeClassifier
-        of the same max_depth)."""
-        rows = np.flatnonzero(weight > 0).astype(np.int32)
-        return grower.grow(codes, one_hot * weight[:, None], rows, seed)
-
     def _staged_scores(self, X):
-        """After each round m: f_k = sum_{j <= m} alpha_j h_jk / sum_{j <= m} alpha_j with
-        SAMME's symmetric coding h_jk = 1 if g_j(x) = k else -1 / (K - 1)."""
+        """After each round m, the class scores f (n_samples, K): sum_{j <= m} v_j h_j, divided
+        by sum_{j <= m} v_j for SAMME and SAMME.R (as scikit-learn), with v_j the round's vote
+        and h_j its member's scores (adaboost_rounds)."""
         check_is_fitted(self, "estimators_")
         X = validate_prediction_data(self, X)
-        n_classes = len(self.classes_)
+        algorithm, n_classes = self._algorithm, len(self.classes_)
         scores = np.zeros((X.shape[0], n_classes))
         total = 0.0
-        for tree, vote in zip(self.estimators_, self.estimator_weights_, strict=True):
-            coded = np.full_like(scores, -1.0 / (n_classes - 1))
-            coded[np.arange(X.shape[0]), np.argmax(tree.predict(X), axis=1)] = 1.0
-            scores += vote * coded
+        for member, vote in zip(self.estimators_, self.estimator_weights_, strict=True):
+            with engine_threads(self.n_jobs):
+                scores += vote * algorithm.scores(member, X, n_classes)
             total += vote
-            yield scores / total
+            yield scores / total if algorithm.normalized_scores else scores.copy()
 
     def staged_decision_function(self, X):
-        """The scores f (n_samples, K); for two classes f_1 - f_0, as scikit-learn."""
+        """The scores f (n_samples, K); for two classes f_1 - f_0 as scikit-learn (SAMME,
+        SAMME.R), FHT's F = f_1 (gentle)."""
         for scores in self._staged_scores(X):
-            yield scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+            yield self._algorithm.decision(scores)
 
     def decision_function(self, X):
         *_, last = self.staged_decision_function(X)
         return last
 
     def staged_predict_proba(self, X):
-        """softmax(f / (K - 1)), scikit-learn's SAMME probabilities."""
+        """softmax(f / (K - 1)) as scikit-learn (SAMME, SAMME.R); 1 / (1 + exp(-2 F_k)),
+        normalized over k, for gentle (adaboost_rounds)."""
         for scores in self._staged_scores(X):
-            yield softmax(scores / (len(self.classes_) - 1), axis=1)
+            yield self._algorithm.proba(scores)
 
     def predict_proba(self, X):
         *_, last = self.staged_predict_proba(X)
@@ -137,11 +159,13 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
 
     @property
     def feature_importances_(self):
-        """Vote-weighted mean of the trees' normalized split gains."""
+        """Vote-weighted mean of the rounds' normalized split gains (a gentle K-class round's
+        summed over its trees)."""
         check_is_fitted(self, "estimators_")
         total = np.zeros(self.n_features_in_)
-        for tree, vote in zip(self.estimators_, self.estimator_weights_, strict=True):
-            gains = tree.feature_gains(self.n_features_in_)
+        for member, vote in zip(self.estimators_, self.estimator_weights_, strict=True):
+            trees = member if isinstance(member, list) else [member]
+            gains = sum(tree.feature_gains(self.n_features_in_) for tree in trees)
             if gains.sum() > 0:
                 total += vote * gains / gains.sum()
         return total / total.sum() if total.sum() > 0 else total

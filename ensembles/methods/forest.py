@@ -28,6 +28,12 @@ from ensembles.engine.bootstrap import bootstrap_counts
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
 from ensembles.methods.cart import CartGrower, CartParams
+from ensembles.methods.documentation import (
+    FOREST,
+    FOREST_CLASSIFIER_ATTRIBUTES,
+    FOREST_REGRESSOR_ATTRIBUTES,
+    numpydoc_sections,
+)
 from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import (
     encode_classes,
@@ -233,7 +239,27 @@ class _ForestRegressor(RegressorMixin, _BaseForest):
         self.oob_score_ = r2_score(y[has_oob], self.oob_prediction_[has_oob])
 
 
+@numpydoc_sections(FOREST, FOREST_CLASSIFIER_ATTRIBUTES, ("breiman2001", "straka"))
 class RandomForestClassifier(_ForestClassifier):
+    """A random forest classifier: trees of bootstrap samples, random features at each node.
+
+    Each tree is grown on a bootstrap sample of the rows, scoring `max_features` features
+    drawn at random at each node, to full depth by default [1]_ [2]_; the forest averages the
+    trees' leaf class frequencies, p(k | x) = (1/M) sum_m p_m(k | x), and predicts their argmax.
+    Splits are found on binned features (`max_bins` quantile bins).
+
+    Examples
+    --------
+    The out-of-bag accuracy comes with the fit:
+
+    >>> from sklearn.datasets import make_classification
+    >>> from ensembles import RandomForestClassifier
+    >>> X, y = make_classification(n_samples=100, n_features=5, random_state=0)
+    >>> forest = RandomForestClassifier(n_estimators=10, oob_score=True, random_state=0).fit(X, y)
+    >>> forest.predict(X[:3]), round(forest.oob_score_, 2)
+    (array([0, 0, 1]), 0.86)
+    """
+
     def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
                  max_leaf_nodes=None, min_samples_split=2, min_samples_leaf=1,
                  max_features="sqrt", bootstrap=True, max_samples=None, oob_score=False,
@@ -256,7 +282,27 @@ class RandomForestClassifier(_ForestClassifier):
         self.verbose = verbose
 
 
+@numpydoc_sections(FOREST, FOREST_REGRESSOR_ATTRIBUTES, ("breiman2001", "straka"))
 class RandomForestRegressor(_ForestRegressor):
+    """A random forest regressor: squared-error trees of bootstrap samples, random features.
+
+    Each tree is grown on a bootstrap sample of the rows, scoring `max_features` features
+    drawn at random at each node [1]_ [2]_; a split maximizes the decrease of the weighted sum of
+    squares, a leaf predicts its rows' weighted mean, the forest the mean of its trees. The
+    default max_features=1.0 scores every feature, as scikit-learn's.
+
+    Examples
+    --------
+    Fewer features per node than the default (all of them, as scikit-learn's):
+
+    >>> from ensembles import RandomForestRegressor
+    >>> from sklearn.datasets import make_friedman1
+    >>> X, y = make_friedman1(n_samples=100, random_state=0)
+    >>> forest = RandomForestRegressor(n_estimators=10, max_features="sqrt", random_state=0)
+    >>> forest.fit(X, y).predict(X[:2]).round(2)
+    array([16.98, 18.39])
+    """
+
     def __init__(self, n_estimators=100, *, max_depth=None, max_leaf_nodes=None,
                  min_samples_split=2, min_samples_leaf=1, max_features=1.0, bootstrap=True,
                  max_samples=None, oob_score=False, max_bins=MAX_BINS,
@@ -277,8 +323,26 @@ class RandomForestRegressor(_ForestRegressor):
         self.verbose = verbose
 
 
+@numpydoc_sections(FOREST, FOREST_CLASSIFIER_ATTRIBUTES, ("geurts2006", "straka"))
 class ExtraTreesClassifier(RandomForestClassifier):
-    """Random forest whose thresholds are drawn at random; no bootstrap by default."""
+    """Extremely randomized trees for classification: random features, random thresholds.
+
+    A random forest whose split of each drawn feature is a threshold u drawn uniformly
+    between the node's smallest and largest value of it [1]_ [2]_; the best of the `max_features`
+    random splits is kept. Trees see every row by default (bootstrap=False).
+
+    Examples
+    --------
+    The noise feature gets the smallest importance:
+
+    >>> import numpy as np
+    >>> from ensembles import ExtraTreesClassifier
+    >>> X = np.random.default_rng(0).normal(size=(100, 3))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> trees = ExtraTreesClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> trees.feature_importances_.round(2)
+    array([0.51, 0.35, 0.14])
+    """
 
     _random_splits = True
 
@@ -296,8 +360,26 @@ class ExtraTreesClassifier(RandomForestClassifier):
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
+@numpydoc_sections(FOREST, FOREST_REGRESSOR_ATTRIBUTES, ("geurts2006", "straka"))
 class ExtraTreesRegressor(RandomForestRegressor):
-    """Random forest regressor whose thresholds are drawn at random; no bootstrap by default."""
+    """Extremely randomized trees for regression: random features, random thresholds.
+
+    A random forest regressor whose split of each drawn feature is a threshold u drawn
+    uniformly between the node's smallest and largest value of it [1]_ [2]_; the best of the
+    `max_features` random splits (decrease of the sum of squares) is kept. Trees see every row by
+    default (bootstrap=False).
+
+    Examples
+    --------
+    A smooth curve from random thresholds, y = x^2 at x = 0.5:
+
+    >>> import numpy as np
+    >>> from ensembles import ExtraTreesRegressor
+    >>> X = np.linspace(0, 1, 100).reshape(-1, 1)
+    >>> trees = ExtraTreesRegressor(n_estimators=10, random_state=0).fit(X, X[:, 0] ** 2)
+    >>> trees.predict([[0.5]]).round(2)
+    array([0.24])
+    """
 
     _random_splits = True
 
@@ -314,8 +396,26 @@ class ExtraTreesRegressor(RandomForestRegressor):
                          random_state=random_state, n_jobs=n_jobs, verbose=verbose)
 
 
+@numpydoc_sections(FOREST, FOREST_CLASSIFIER_ATTRIBUTES, ("breiman1996", "straka"))
 class BaggingClassifier(_ForestClassifier):
-    """Bootstrap aggregation of CART trees that see every feature at every node."""
+    """Bootstrap aggregation of CART classification trees over every feature.
+
+    Each tree is grown on a bootstrap sample of the rows and scores every feature at
+    every node [1]_ [2]_; the ensemble averages the trees' class frequencies and predicts their
+    argmax. A random forest with max_features=None.
+
+    Examples
+    --------
+    Missing values have a bin of their own, here class 1's:
+
+    >>> import numpy as np
+    >>> from ensembles import BaggingClassifier
+    >>> X = np.array([[0.0], [1.0], [np.nan], [3.0]] * 25)
+    >>> y = np.array([0, 0, 1, 1] * 25)
+    >>> bagging = BaggingClassifier(random_state=0).fit(X, y)
+    >>> bagging.predict([[np.nan], [0.5]])
+    array([1, 0])
+    """
 
     def _n_candidates(self, n_features: int) -> int:
         return n_features
@@ -340,8 +440,25 @@ class BaggingClassifier(_ForestClassifier):
         self.verbose = verbose
 
 
+@numpydoc_sections(FOREST, FOREST_REGRESSOR_ATTRIBUTES, ("breiman1996", "straka"))
 class BaggingRegressor(_ForestRegressor):
-    """Bootstrap aggregation of squared-error CART trees over every feature."""
+    """Bootstrap aggregation of squared-error CART trees over every feature.
+
+    Each tree is grown on a bootstrap sample of the rows and scores every feature at
+    every node [1]_ [2]_; the ensemble averages the trees' leaf means.
+
+    Examples
+    --------
+    A pandas category column is split into sets of categories:
+
+    >>> import pandas as pd
+    >>> from ensembles import BaggingRegressor
+    >>> X = pd.DataFrame({"city": pd.Categorical(["a", "b", "c", "a"] * 25)})
+    >>> y = X["city"].map({"a": 1.0, "b": 5.0, "c": 1.0}).astype(float)
+    >>> bagging = BaggingRegressor(n_estimators=5, random_state=0).fit(X, y)
+    >>> bagging.predict(X[:3])
+    array([1., 5., 1.])
+    """
 
     def _n_candidates(self, n_features: int) -> int:
         return n_features

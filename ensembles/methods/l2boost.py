@@ -14,6 +14,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ensembles.class_choice import class_labels, most_probable
 from ensembles.losses import SquaredLoss
 from ensembles.methods.boosting import NewtonBoosting, TreeParams
+from ensembles.methods.documentation import (
+    BOOSTING,
+    BOOSTING_ATTRIBUTES,
+    CLASSES,
+    numpydoc_sections,
+)
 from ensembles.methods.validation import (
     encode_classes,
     validate_regression_target,
@@ -41,7 +47,29 @@ class _BaseL2Boost(NewtonBoosting, BaseEstimator):
                           min_child_samples=self.min_samples_leaf, min_split_gain=0.0)
 
 
+@numpydoc_sections(BOOSTING, BOOSTING_ATTRIBUTES, ("buhlmann2003", "friedman2001", "probaml"))
 class L2BoostRegressor(RegressorMixin, _BaseL2Boost):
+    """L2Boost regressor: least-squares boosting of regression trees.
+
+    F_0 = mean(y); round m fits a least-squares tree T_m to the residuals y - F_{m-1} (leaf:
+    the mean residual; split: the largest decrease of the sum of squares) and adds it with
+    shrinkage, F_m = F_{m-1} + eta T_m [1]_ [2]_. It is the Newton step of
+    l = (y - F)^2 / 2 with lambda = 0 [3]_; GradientBoostingRegressor(loss="squared",
+    reg_lambda=0) grows the same trees with XGBoost's other regularization.
+
+    Examples
+    --------
+    The training error after every fifth round:
+
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn.metrics import mean_squared_error
+    >>> from ensembles import L2BoostRegressor
+    >>> X, y = make_regression(n_samples=100, n_features=5, noise=1.0, random_state=0)
+    >>> boost = L2BoostRegressor(n_estimators=20).fit(X, y)
+    >>> [round(mean_squared_error(y, p)) for p in boost.staged_predict(X)][::5]
+    [17940, 8301, 4128, 2164]
+    """
+
     def fit(self, X, y, sample_weight=None):
         X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
         y = validate_regression_target(y)
@@ -55,7 +83,27 @@ class L2BoostRegressor(RegressorMixin, _BaseL2Boost):
             yield raw[:, 0]
 
 
+@numpydoc_sections(BOOSTING, BOOSTING_ATTRIBUTES | CLASSES, ("buhlmann2003", "probaml"))
 class L2BoostClassifier(ClassifierMixin, _BaseL2Boost):
+    """L2Boost classifier: least-squares boosting of the class codes.
+
+    Two classes: the trees regress y in {-1, +1} as L2BoostRegressor does (Buhlmann and Yu's
+    setting [1]_); the class is sign F and p(+1 | x) = clip((F + 1) / 2, 0, 1). K > 2 classes:
+    one output per class regresses its one-vs-rest indicator; the class is argmax_k F_k and
+    p(k | x) is proportional to clip(F_k, 0, 1) [2]_.
+
+    Examples
+    --------
+    F near -1 or +1 on each side of the moons:
+
+    >>> from sklearn.datasets import make_moons
+    >>> from ensembles import L2BoostClassifier
+    >>> X, y = make_moons(n_samples=100, noise=0.1, random_state=0)
+    >>> boost = L2BoostClassifier(n_estimators=50, learning_rate=0.3).fit(X, y)
+    >>> boost.decision_function(X[:3]).round(2), boost.predict(X[:3])
+    (array([-0.99,  1.01, -0.96]), array([0, 1, 0]))
+    """
+
     def fit(self, X, y, sample_weight=None):
         X, y, sample_weight = validate_training_data(self, X, y, sample_weight)
         self.classes_, codes = encode_classes(y)

@@ -18,6 +18,12 @@ from ensembles.methods.boosting import (
     NewtonBoosting,
     TreeParams,
 )
+from ensembles.methods.documentation import (
+    BOOSTING,
+    BOOSTING_ATTRIBUTES,
+    CLASSES,
+    numpydoc_sections,
+)
 from ensembles.methods.validation import encode_classes, validate_training_data
 
 
@@ -46,9 +52,27 @@ class ClippedWorkingResponse(Loss):
         return self.likelihood.most_probable(raw, overwrite)
 
 
+@numpydoc_sections(BOOSTING, BOOSTING_ATTRIBUTES | CLASSES, ("fht2000", "probaml"))
 class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoosting, BaseEstimator):
-    """LogitBoost with trees of depth `max_depth`, shrinkage `learning_rate` and the working
-    response clipped at `z_max` (None: no clipping). Starts from p = 1/K."""
+    """LogitBoost: Newton steps on the binomial or multinomial log-likelihood, by trees.
+
+    Each round fits, per class j, a weighted least-squares tree to the working response
+    z = (y* - p) / (p (1 - p)) with weights w = p (1 - p), z clipped to abs(z) <= z_max [1]_
+    (Algorithms 3 and 6). Two classes: F <- F + f / 2 and p = sigmoid(2F); J classes:
+    f_j <- (J - 1) / J (f_j - mean_k f_k), F_j <- F_j + f_j, p = softmax(F). F_0 = 0, so p = 1/J.
+    The trees are those of gradient boosting with g = p - y*, h = p (1 - p) and lambda = 0 [2]_.
+
+    Examples
+    --------
+    Three classes, one tree per class per round:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from ensembles import LogitBoostClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> boost = LogitBoostClassifier(n_estimators=10).fit(X[::2], y[::2])
+    >>> boost.predict_proba(X[:1]).round(2)
+    array([[1., 0., 0.]])
+    """
 
     def __init__(self, n_estimators=100, *, learning_rate=1.0, max_depth=3, z_max=4.0,
                  categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):

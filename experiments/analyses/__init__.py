@@ -6,14 +6,8 @@
     margins.py        margins.csv: AdaBoost's and LogitBoost's training margins, first split
     bias_variance.py  bv_*: the decomposition of eval.kind=bias_variance (its own protocol)
 
-Evaluation calls every function of SPLIT_ANALYSES, (model, FittedSplit) -> Findings, on each
-split; an analysis that does not apply to a model returns empty Findings.
+Evaluation (experiments.evaluation.SPLIT_ANALYSES) calls every per-split analysis,
+(model, FittedSplit) -> Findings, on each split; an analysis that does not apply to a model
+returns empty Findings. The package imports nothing, so that the reports read an artifact's
+name (findings.py) without loading the engine.
 """
-
-from experiments.analyses.diversity import diversity_findings
-from experiments.analyses.findings import Findings, FittedSplit
-from experiments.analyses.margins import margin_findings
-
-SPLIT_ANALYSES = (diversity_findings, margin_findings)
-
-__all__ = ["SPLIT_ANALYSES", "Findings", "FittedSplit"]

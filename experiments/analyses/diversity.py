@@ -86,7 +86,11 @@ def binomial_vote_error(n_members: int, member_error: float) -> float:
 
 def diversity_scores(model: BaseEstimator, X_test: np.ndarray, y_test: np.ndarray) -> dict:
     """div_* metrics of a fitted ensemble of independent members (bagging, random forests,
-    extra trees; at least 2 members) on the test set; {} for any other model."""
+    extra trees; at least 2 members) on the test set: each member's predicted class, voted
+    with equal weights. {} for any other model: boosting's rounds (every AdaBoost algorithm,
+    LogitBoost, GBT) are fitted in sequence and voted with unequal weights or added as real
+    scores, so the equal-vote measures here (Breiman's bound, the binomial vote error) do not
+    describe their combination; their margins (margins.py) do."""
     if not has_independent_members(model) or len(model.estimators_) < 2:
         return {}
     labels = member_labels(model, X_test)

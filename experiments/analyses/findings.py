@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+MARGINS_ARTIFACT = "margins.csv"  # the margins table of margins.py, read by the reports
+
 
 @dataclass(frozen=True)
 class FittedSplit:

@@ -29,7 +29,10 @@ def member_labels(model: BaseEstimator, X: np.ndarray) -> np.ndarray:
     """(n_members, n_samples) class index each member of `estimators_` predicts: the argmax of
     its output, read through the member's own `classes_` where it has one (scikit-learn's
     forests and bagging fit members on class indices, its AdaBoost on the original labels,
-    which are located in the ensemble's `classes_`); in-house trees output every class."""
+    which are located in the ensemble's `classes_`); in-house trees output every class, and
+    an in-house AdaBoost round its class scores h_m (members.member_outputs), whose argmax is
+    the class it votes for (SAMME's tree's class, SAMME.R's leaf's most probable class, gentle's
+    largest f_mk; two classes: class 1 iff f_m > 0)."""
     labels = []
     for member, output in zip(model.estimators_, member_outputs(model, X), strict=True):
         predicted = np.argmax(output, axis=1)

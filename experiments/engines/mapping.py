@@ -8,10 +8,11 @@ from omegaconf import DictConfig
 from sklearn.base import BaseEstimator
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
-from experiments.configs import Task, method_key
+from experiments.configs import EngineDefaults, Task, method_key
 from experiments.datasets import categorical_columns, native_category_counts
 from experiments.engines.categorical import with_native_categories
 from experiments.engines.inhouse import inhouse_estimator, inhouse_gbt
+from experiments.engines.library_defaults import with_library_defaults
 from experiments.engines.lightgbm_models import lightgbm_gbt, lightgbm_random_forest
 from experiments.engines.sklearn_models import (
     sklearn_adaboost,
@@ -96,7 +97,9 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
     """The unfitted estimator of the job config for data of `shape` (n_samples, n_features),
     run by `engine` (default: the job's own), with its approximation tag; SkippedJob with the
     reason where the combination cannot run. With dataset.categorical=native it splits the
-    dataset's categorical columns natively where it can (engines.categorical)."""
+    dataset's categorical columns natively where it can (engines.categorical); with
+    engine.defaults_from=library a reference library runs at its own defaults
+    (engines.library_defaults)."""
     method, task = method_key(cfg.method), cfg.dataset.task
     engine = engine or cfg.engine.name
     check_loss(method, cfg.loss.name, task)
@@ -106,6 +109,11 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
     method_config = with_task_defaults(cfg.method, task)
     spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
     built = BUILDERS[method, engine](spec)
+    if cfg.engine.get("defaults_from") is EngineDefaults.library:
+        if cfg.tune.name != "none":
+            raise SkippedJob("engine.defaults_from=library is an untuned column: tuning "
+                             "starts from the lab's defaults")
+        built, method_config = with_library_defaults(built, engine), None
     columns = native_columns(cfg.dataset)
     if columns:
         check_category_counts(built.estimator, native_category_counts(cfg.dataset))

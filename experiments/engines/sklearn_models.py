@@ -86,6 +86,9 @@ def sklearn_adaboost(spec: Spec) -> Built:
     from sklearn.ensemble import AdaBoostClassifier
     from sklearn.tree import DecisionTreeClassifier
 
+    if spec.method.algorithm.value != "SAMME":
+        raise SkippedJob(f"scikit-learn's AdaBoost is SAMME only (it removed SAMME.R in 1.6 and "
+                         f"has no gentle AdaBoost), got algorithm={spec.method.algorithm.value}")
     return Built(AdaBoostClassifier(
         estimator=DecisionTreeClassifier(max_depth=spec.method.max_depth),
         n_estimators=spec.method.n_estimators,

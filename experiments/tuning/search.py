@@ -16,19 +16,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 
 import numpy as np
 import optuna
 from omegaconf import DictConfig
 from sklearn.base import BaseEstimator, clone
 
-from experiments.analyses import FittedSplit
+from experiments.analyses.findings import FittedSplit
 from experiments.configs import InnerKind, Task, method_key
 from experiments.engines import SkippedJob, build
 from experiments.engines.mapping import with_task_defaults
 from experiments.evaluation import split_rows, test_metrics
 from experiments.tuning.selection import selection_key, tiebreak_metric, tune_metric
 from experiments.tuning.space import contains, distributions, probe_values
+from experiments.tuning.trial_limit import WARM_UP_ROWS, TrialTimedOut, TrialWorker
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # a job logs its own summary line
 SAMPLERS = {"random": optuna.samplers.RandomSampler, "tpe": optuna.samplers.TPESampler}
@@ -60,6 +62,11 @@ class TrialRecord:
     @property
     def scored(self) -> bool:
         return self.infeasible is None and self.error is None
+
+    @property
+    def timed_out(self) -> bool:
+        """Stopped at tune.trial_seconds (a failed trial)."""
+        return self.error is not None and self.error.startswith(TrialTimedOut.__name__)
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,8 @@ class Tuner:
         self.metrics = (self.metric, tiebreak_metric(self.metric))
         self.seed = cfg.seed if cfg.tune.seed is None else cfg.tune.seed
         self.log_trials = log_trials
+        limit = cfg.tune.get("trial_seconds")
+        self.worker = None if limit is None else TrialWorker(limit)
         self.best_params: list[dict] = []
         for name, values in probe_values(self.space, cfg.method).items():
             self._check_mapped(name, values, shape)
@@ -200,6 +209,13 @@ class Tuner:
         `tunability`, also the outer test scores of the defaults and of each parameter tuned
         alone). The trials are logged before the best is chosen: a job whose trials all failed
         fails (TrialsFailed) with them on record."""
+        try:
+            return self._tune(split)
+        finally:
+            if self.worker is not None:
+                self.worker.close()
+
+    def _tune(self, split: FittedSplit) -> Tuning:
         start = time.perf_counter()
         tune = self.cfg.tune
         inner = list(split_rows(self.task, split.X_train, split.y_train,
@@ -215,6 +231,7 @@ class Tuner:
         scores = {
             "tune_trials": float(sum(record.scored for record in trials)),
             "tune_failed_trials": float(sum(record.error is not None for record in trials)),
+            "tune_timed_out_trials": float(sum(record.timed_out for record in trials)),
             "tune_infeasible_trials": float(sum(record.infeasible is not None
                                                 for record in trials)),  # fmt: skip
             "tune_seconds": seconds,
@@ -268,7 +285,9 @@ class Tuner:
     ) -> TrialRecord:
         """_run_trial, with a configuration the engine cannot run on this data recorded as
         infeasible and one whose fit or scoring raises (values the estimator refuses, a
-        library's error) as failed, with the error's first line."""
+        library's error, a trial stopped at tune.trial_seconds) as failed, with the error's
+        first line and the seconds it took."""
+        start = time.perf_counter()
         try:
             return self._run_trial(number, params, split, inner)
         except SkippedJob as reason:
@@ -276,7 +295,8 @@ class Tuner:
                                infeasible=str(reason))  # fmt: skip
         except Exception as error:
             line = (str(error).strip().splitlines() or [""])[0]
-            return TrialRecord(number, params, np.nan, np.nan, np.nan, 0.0, 0.0,
+            seconds = time.perf_counter() - start
+            return TrialRecord(number, params, np.nan, np.nan, np.nan, seconds, seconds,
                                error=f"{type(error).__name__}: {line}")  # fmt: skip
 
     def _tunability(self, split: FittedSplit, inner: list[tuple]) -> dict[str, float]:
@@ -305,20 +325,42 @@ class Tuner:
     def _run_trial(
         self, number: int, params: dict, split: FittedSplit, inner: list[tuple]
     ) -> TrialRecord:
-        """Fit the trial's configuration on each inner training part; its inner scores are the
-        means over the inner validation parts, its outer test score the mean of its models."""
-        start = time.perf_counter()
-        estimator = build(with_params(self.cfg, params), split.X_train.shape).estimator
-        working = 0.0
-        inner_scores, test_scores = [], []
-        for fit_rows, val_rows in inner:
-            begin = time.perf_counter()
-            model = fit_inner(estimator, split.X_train[fit_rows], split.y_train[fit_rows])
-            inner_scores.append(score(model, self.task, self.metrics,
-                                      split.X_train[val_rows], split.y_train[val_rows]))
-            test_scores.append(outer_test_score(model, self.task, self.metric, split))
-            working += time.perf_counter() - begin
-        inner_score, inner_tiebreak = np.mean(inner_scores, axis=0)
-        return TrialRecord(number, dict(params), float(inner_score), float(inner_tiebreak),
-                           float(np.mean(test_scores)), time.perf_counter() - start,
-                           working)  # fmt: skip
+        """run_trial here, or in the trial worker when tune.trial_seconds limits a trial."""
+        if self.worker is None:
+            return run_trial(self.cfg, self.metrics, number, params, split, inner)
+        warm = partial(warm_up, self.cfg, self.metrics, split)
+        return self.worker.run(warm, run_trial, self.cfg, self.metrics, number, params, split,
+                               inner)  # fmt: skip
+
+
+def run_trial(cfg: DictConfig, metrics: tuple[str, str], number: int, params: dict,
+              split: FittedSplit, inner: list[tuple]) -> TrialRecord:  # fmt: skip
+    """Fit the trial's configuration on each inner training part; its inner scores (`metrics`:
+    the tuned one and its tie-break) are the means over the inner validation parts, its outer
+    test score the mean of its models'."""
+    start = time.perf_counter()
+    task = cfg.dataset.task
+    estimator = build(with_params(cfg, params), split.X_train.shape).estimator
+    working = 0.0
+    inner_scores, test_scores = [], []
+    for fit_rows, val_rows in inner:
+        begin = time.perf_counter()
+        model = fit_inner(estimator, split.X_train[fit_rows], split.y_train[fit_rows])
+        inner_scores.append(score(model, task, metrics, split.X_train[val_rows],
+                                  split.y_train[val_rows]))  # fmt: skip
+        test_scores.append(outer_test_score(model, task, metrics[0], split))
+        working += time.perf_counter() - begin
+    inner_score, inner_tiebreak = np.mean(inner_scores, axis=0)
+    return TrialRecord(number, dict(params), float(inner_score), float(inner_tiebreak),
+                       float(np.mean(test_scores)), time.perf_counter() - start,
+                       working)  # fmt: skip
+
+
+def warm_up(cfg: DictConfig, metrics: tuple[str, str], split: FittedSplit) -> None:
+    """Fit the job's own (default) configuration on the first WARM_UP_ROWS training rows and
+    score it there: the imports and the engine's compilation of a new trial worker
+    (trial_limit), paid before any trial (never a trial's configuration, which may be the one
+    that overran)."""
+    X, y = split.X_train[:WARM_UP_ROWS], split.y_train[:WARM_UP_ROWS]
+    model = fit_inner(build(cfg, split.X_train.shape).estimator, X, y)
+    score(model, cfg.dataset.task, metrics, X, y)

@@ -124,3 +124,37 @@ def test_inhouse_member_outputs_in_chunks_are_each_trees_prediction(monkeypatch,
     assert len(outputs) == 7
     for output, tree in zip(outputs, forest.estimators_, strict=True):
         assert np.array_equal(output, tree.predict(X_test))
+
+
+@pytest.mark.parametrize("algorithm", ["SAMME", "SAMME.R", "gentle"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_an_adaboost_member_is_a_round_and_its_output_its_class_scores(algorithm, n_classes):
+    X, y = load_iris(return_X_y=True)
+    X, y = X[y >= 3 - n_classes], y[y >= 3 - n_classes]  # 2 classes: versicolor, virginica
+    model = ensembles.AdaBoostClassifier(6, max_depth=2, algorithm=algorithm,
+                                         random_state=0).fit(X, y)
+    outputs = list(members.member_outputs(model, X))
+    assert len(outputs) == len(model.estimators_) == 6
+    for output, member in zip(outputs, model.estimators_, strict=True):
+        if algorithm == "SAMME":  # the coded label: 1 for the tree's class, -1 / (K - 1)
+            label = np.argmax(member.predict(X), axis=1)
+            expected = np.where(np.arange(n_classes) == label[:, None], 1, -1 / (n_classes - 1))
+        elif algorithm == "SAMME.R":  # (K - 1)(log p_k - mean_j log p_j)
+            log_p = np.log(np.clip(member.predict(X), np.finfo(float).eps, None))
+            expected = (n_classes - 1) * (log_p - log_p.mean(axis=1, keepdims=True))
+        elif n_classes == 2:  # (-f, f)
+            expected = member.predict(X) * [-1, 1]
+        else:  # one tree a class, one-vs-rest
+            expected = np.column_stack([tree.predict(X)[:, 0] for tree in member])
+        np.testing.assert_allclose(output, expected, atol=1e-12)
+    # the votes times the outputs add up to the estimator's own scores (SAMME, SAMME.R: their
+    # vote-weighted mean; two classes: F_1 - F_0, gentle F = F_1)
+    total = sum(v * o for v, o in zip(model.estimator_weights_, outputs, strict=True))
+    if algorithm != "gentle":
+        total = total / model.estimator_weights_.sum()
+    if n_classes == 2:
+        total = total[:, 1] - (total[:, 0] if algorithm != "gentle" else 0)
+    np.testing.assert_allclose(total, model.decision_function(X), atol=1e-9)
+    labels = member_labels(model, X)
+    assert np.array_equal(labels, np.argmax(outputs, axis=2))
+    assert diversity_scores(model, X, y) == {}  # rounds of boosting: no equal-vote diversity

@@ -1,5 +1,6 @@
 """Normalized training margins: in [-1, 1], equal to those derived from scikit-learn's SAMME
-decision function, and logged as margins.csv by a job."""
+decision function and, for SAMME.R and gentle, to a hand computation from the estimator's
+staged decision function and its trees' leaves, and logged as margins.csv by a job."""
 
 import numpy as np
 import pandas as pd
@@ -10,8 +11,8 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.tree import DecisionTreeClassifier
 
 import ensembles
+from experiments.analyses.findings import MARGINS_ARTIFACT
 from experiments.analyses.margins import (
-    MARGINS_ARTIFACT,
     adaboost_margins,
     logitboost_margins,
     round_counts,
@@ -66,6 +67,56 @@ def test_inhouse_adaboost_margins_follow_its_decision_function(load):
     for rounds, margin in adaboost_margins(model, X, y).items():  # its f is scikit-learn's
         expected = decision_margin(staged[rounds - 1], y, n_classes)
         np.testing.assert_allclose(margin, expected, atol=1e-12)
+
+
+def leaf_score_range(tree, algorithm: str, n_classes: int) -> float:
+    """max over the tree's leaves of max_k h_k - min_k h_k, h from the leaf values by the
+    papers' formulas: SAMME.R h_k = (K - 1)(log p_k - mean_j log p_j), p clipped at float64 eps
+    (Zhu et al. 2009, Algorithm 4); gentle two-class h = (-f, f) (FHT 2000, Algorithm 4)."""
+    if algorithm == "gentle":
+        return 2 * np.abs(tree.value).max()
+    log_p = np.log(np.clip(tree.value, np.finfo(float).eps, None))
+    h = (n_classes - 1) * (log_p - log_p.mean(axis=1, keepdims=True))
+    return (h.max(axis=1) - h.min(axis=1)).max()
+
+
+@pytest.mark.parametrize("algorithm", ["SAMME.R", "gentle"])
+@pytest.mark.parametrize("load", [load_breast_cancer, load_iris], ids=["binary", "multiclass"])
+def test_real_and_gentle_margins_by_hand_from_the_staged_decision_function(load, algorithm):
+    X, y = load(return_X_y=True)
+    X, y = X[::2], y[::2]
+    n_classes = len(np.unique(y))
+    model = ensembles.AdaBoostClassifier(
+        n_estimators=10, max_depth=2, algorithm=algorithm, random_state=0
+    ).fit(X, y)
+    staged = list(model.staged_decision_function(X))
+    # F = sum_m h_m: SAMME.R's decision is the mean over rounds (votes 1), gentle's the sum;
+    # two classes: SAMME.R's decision is F_1 - F_0, gentle's F_1 = F with F_0 = -F.
+    ranges = []
+    for member in model.estimators_:
+        if isinstance(member, list):  # gentle K classes: the range of f_m1 .. f_mK on the rows
+            f = np.column_stack([tree.predict(X)[:, 0] for tree in member])
+            ranges.append((f.max(axis=1) - f.min(axis=1)).max())
+        else:
+            ranges.append(leaf_score_range(member, algorithm, n_classes))
+    margins = adaboost_margins(model, X, y)
+    assert sorted(margins) == [1, 5, 10]
+    for rounds, margin in margins.items():
+        decision = staged[rounds - 1] * (rounds if algorithm == "SAMME.R" else 1)
+        if n_classes == 2:
+            y_sign = np.where(y == 1, 1.0, -1.0)
+            gap = y_sign * decision * (2 if algorithm == "gentle" else 1)
+        else:
+            rows = np.arange(len(y))
+            others = decision.copy()
+            others[rows, y] = -np.inf
+            gap = decision[rows, y] - others.max(axis=1)
+        np.testing.assert_allclose(margin, gap / sum(ranges[:rounds]), rtol=1e-9, atol=1e-12)
+        assert np.all(np.abs(margin) <= 1 + 1e-12)
+    final = margins[10]
+    decided = final != 0
+    assert np.array_equal((final > 0)[decided], (model.predict(X) == y)[decided])
+    assert decided.mean() > 0.9
 
 
 @pytest.mark.parametrize("load", [load_breast_cancer, load_iris], ids=["binary", "multiclass"])

@@ -59,6 +59,9 @@ class Command:
             wait_until_ready(self.url, self.process)
         except RuntimeError:
             raise AssertionError(self.stderr.read_text()[-3000:]) from None
+        while "team store at" not in self.stdout.read_text():  # the command saw it ready too
+            assert self.process.poll() is None, self.stderr.read_text()[-3000:]
+            time.sleep(0.1)
 
     def children(self) -> list[psutil.Process]:
         return psutil.Process(self.process.pid).children(recursive=True)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from mlflow import MlflowClient
 
-from experiments.analyses import FittedSplit
+from experiments.analyses.findings import FittedSplit
 from experiments.config_errors import exit_if_invalid
 from experiments.configs import Task
 from experiments.run import run_job
@@ -272,3 +272,55 @@ def test_an_unknown_sampler_or_a_refused_choice_stops_the_command_in_one_line(
     assert stopped.value.code == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"error: {error}")
+
+
+@pytest.mark.parametrize("engine", ["inhouse", "sklearn", "xgboost", "lightgbm"])
+def test_every_engine_stops_a_trial_at_its_time_limit(compose_job, runs_of, engine):
+    """Trials 1 and 2 ask for 10^6 rounds (minutes on any engine): each stopped at
+    tune.trial_seconds, failed and counted (the worker killed, a new one warmed on the default
+    configuration in between); the default (trial 0, 20 rounds) runs and is chosen."""
+    cfg = compose_job(*SMALL_GBT, f"engine={engine}", "tune=random", "tune.n_trials=3",
+                      "tune.trial_seconds=3", *depth_only_space()[:-1],
+                      "search_space.gbt.max_depth={distribution:categorical,choices:[3]}",
+                      "+search_space.gbt.n_estimators={distribution:categorical,"
+                      "choices:[1000000]}")  # fmt: skip
+    assert run_job(cfg) == "ok"
+    [job] = [r for r in runs_of(cfg) if r.data.tags.get("status") == "ok"]
+    metrics = job.data.metrics
+    assert (metrics["tune_trials"], metrics["tune_failed_trials"]) == (1, 2)
+    assert metrics["tune_timed_out_trials"] == 2
+    assert metrics["tune_seconds"] < 60
+    assert job.data.params["best.n_estimators"] == "20"
+    stopped = [r for r in runs_of(cfg) if r.data.tags.get("trial") in ("1", "2")]
+    assert {r.data.tags["status"] for r in stopped} == {"failed"}
+    assert all("stopped at tune.trial_seconds=3" in r.data.tags["error"] for r in stopped)
+
+
+def test_six_datasets_find_a_deliberately_bad_default_across_datasets(compose_job, tmp_path):
+    """A study over 6 generated datasets (make_classification, seeds 0-5, as CSV files), GBT
+    in-house at a deliberately bad default (5 stumps at learning rate 0.001: the base rate) and
+    tuned by 4 random trials: tuned is better on all 6, the across-dataset Wilcoxon
+    p = 2/2^6 < 0.05."""
+    from sklearn.datasets import make_classification
+
+    from reports.runs import load_runs, load_split_values
+    from reports.tables import ok_runs, summarize
+    from reports.tuning import across_datasets, default_vs_tuned
+
+    bad = ["method=gbt", "method.n_estimators=5", "method.learning_rate=0.001",
+           "method.max_depth=1"]  # fmt: skip
+    for index in range(6):
+        X, y = make_classification(300, 8, n_informative=5, random_state=index)
+        path = tmp_path / f"generated{index}.csv"
+        pd.DataFrame(X).add_prefix("x").assign(y=y).to_csv(path, index=False)
+        data = ["dataset=csv", f"dataset.path={path}", "dataset.target=y", "dataset.task=binary"]
+        for tune in (["tune=none"], ["tune=random", "tune.n_trials=4"]):
+            cfg = compose_job(*bad, *data, *tune)
+            assert run_job(cfg) == "ok"
+    client = MlflowClient(cfg.mlflow.tracking_uri)
+    experiment = client.get_experiment_by_name(cfg.mlflow.experiment_name).experiment_id
+    runs = ok_runs(load_runs(client, experiment))
+    table = summarize(load_split_values(client, runs, "test_error"), "test_error")
+    [summary] = across_datasets(default_vs_tuned(table)).itertuples()
+    assert (summary.datasets, summary.tuned_better) == (6, 6)
+    assert summary.p == pytest.approx(2 / 2**6)

@@ -26,7 +26,7 @@ from sklearn.datasets import load_breast_cancer
 from ensembles.engine import binning
 from ensembles.methods import boosting
 from experiments import run
-from experiments.analyses import FittedSplit
+from experiments.analyses.findings import FittedSplit
 from experiments.engines import build, early_stopping
 from experiments.evaluation import evaluate, splits
 from experiments.run import run_job

@@ -161,10 +161,10 @@ def test_curves_against_time_place_trial_k_at_the_mean_seconds_of_the_first_k():
 
 
 def test_tuning_cost_per_column_is_per_study_over_every_dataset():
-    """gbt+tpe/inhouse: 30 s with 19 scored + 1 failed trials on d1, 90 s with 18 scored and 2
-    infeasible on d2: 60 s and (20 + 18) / 2 = 19 trials a study, 60 x 19 / 60 = 19 trials a
-    minute; gbt+random/xgboost: 10 and 20 s, 20 trials each: 15 s, 60 x 20 / 15 = 80 a minute;
-    the untuned run has no cost."""
+    """gbt+tpe/inhouse: 30 s with 19 scored + 1 failed (timed out) trials on d1, 90 s with 18
+    scored and 2 infeasible on d2: 60 s and (20 + 18) / 2 = 19 trials a study, 60 x 19 / 60 = 19
+    trials a minute; gbt+random/xgboost: 10 and 20 s, 20 trials each: 15 s, 60 x 20 / 15 = 80 a
+    minute; the untuned run has no cost."""
     runs = pd.DataFrame({
         "dataset": ["d1", "d2", "d1", "d1", "d1"],
         "method": ["gbt+tpe", "gbt+tpe", "gbt+random", "gbt+random", "gbt"],
@@ -172,13 +172,14 @@ def test_tuning_cost_per_column_is_per_study_over_every_dataset():
         "tune_seconds": [30.0, 90.0, 10.0, 20.0, np.nan],
         "tune_trials": [19.0, 18.0, 20.0, 20.0, np.nan],
         "tune_failed_trials": [1.0, 0.0, 0.0, 0.0, np.nan],
+        "tune_timed_out_trials": [1.0, 0.0, 0.0, 0.0, np.nan],
         "tune_infeasible_trials": [0.0, 2.0, 0.0, 0.0, np.nan],
     })  # fmt: skip
     cost = tuning_cost(runs).set_index(["method", "sampler", "engine"])
     assert cost.loc[("gbt", "tpe", "inhouse")].tolist() == pytest.approx(
-        [2, 2, 60.0, 19.0, 19.0, 0.5, 1.0])
+        [2, 2, 60.0, 19.0, 19.0, 0.5, 0.5, 1.0])
     assert cost.loc[("gbt", "random", "xgboost")].tolist() == pytest.approx(
-        [2, 1, 15.0, 20.0, 80.0, 0.0, 0.0])
+        [2, 1, 15.0, 20.0, 80.0, 0.0, 0.0, 0.0])
     text = format_tuning_cost(tuning_cost(runs))
     assert text.cells.loc["gbt / inhouse (tpe)", "trials / minute"] == "19"
     assert text.cells.loc["gbt / xgboost (random)", "seconds / study"] == "15"
@@ -216,6 +217,27 @@ def test_default_vs_tuned_pairs_by_seed_and_marks_gains_and_losses():
     untested = default_vs_tuned(summarize(values.drop(columns=TEST_TRAIN_RATIO), "test_error"))
     assert untested["p_holm"].isna().all()  # runs without their split sizes: no test
     assert set(format_default_vs_tuned(untested, "test_error").cells["verdict"]) == {"untested"}
+
+
+def test_the_librarys_own_defaults_are_a_second_default_column():
+    """gbt on xgboost at the lab's defaults (0.20), tuned (0.15), at XGBoost's own defaults
+    (0.30, label gbt@library as reports.runs gives it); in-house has no library column."""
+    rows = [(dataset, method, engine, seed, 0, value)
+            for dataset in ("d",) for seed in range(3)
+            for method, engine, value in [("gbt", "xgboost", 0.2), ("gbt+tpe", "xgboost", 0.15),
+                                          ("gbt@library", "xgboost", 0.3), ("gbt", "inhouse", 0.2),
+                                          ("gbt+tpe", "inhouse", 0.16)]]  # fmt: skip
+    values = pd.DataFrame([(*row, 1 / 3) for row in rows], columns=COLUMNS)
+    comparison = default_vs_tuned(summarize(values, "test_error"))
+    by_engine = comparison.set_index("engine")
+    assert by_engine.loc["xgboost", "library_default"] == pytest.approx(0.3)
+    assert np.isnan(by_engine.loc["inhouse", "library_default"])
+    assert by_engine.loc["xgboost", "gain"] == pytest.approx(0.05)  # against the lab's default
+    cells = format_default_vs_tuned(comparison, "test_error").cells
+    assert list(cells.columns[:3]) == ["default", "library default", "tuned"]
+    assert cells["library default"].tolist() == ["–", "0.300"]
+    without = default_vs_tuned(summarize(values[values["method"] != "gbt@library"], "test_error"))
+    assert "library default" not in format_default_vs_tuned(without, "test_error").cells
 
 
 def study(n_datasets: int, bad: float, worse: float = 0.0, seed: int = 0) -> pd.DataFrame:
@@ -325,3 +347,17 @@ def test_no_tunability_without_runs_that_logged_it():
     runs = pd.DataFrame({"dataset": ["a"], "method": ["gbt"], "engine": ["inhouse"],
                          "test_error": [0.3]})
     assert tunability(runs, "test_error").empty
+
+
+def test_a_swept_method_parameter_keeps_its_tuned_and_library_columns_apart():
+    """Labels as reports.runs gives them for a sweep over method.max_depth=2,4: each depth's
+    tuned column meets its own default and library column."""
+    rows = [("d", f"gbt{suffix} [max_depth={depth}]", "xgboost", seed, 0, value + 0.01 * depth)
+            for depth in (2, 4) for seed in range(3)
+            for suffix, value in [("", 0.2), ("+random", 0.15), ("@library", 0.3)]]  # fmt: skip
+    values = pd.DataFrame([(*row, 1 / 3) for row in rows], columns=COLUMNS)
+    comparison = default_vs_tuned(summarize(values, "test_error")).set_index("method")
+    assert list(comparison.index) == ["gbt [max_depth=2]", "gbt [max_depth=4]"]
+    assert comparison["sampler"].tolist() == ["random", "random"]
+    assert comparison["library_default"].tolist() == pytest.approx([0.32, 0.34])
+    assert comparison["gain"].tolist() == pytest.approx([0.05, 0.05])

@@ -1,0 +1,121 @@
+"""The FHT (2000) figure and table from a small synthetic store whose curves are known by hand:
+one panel per tree size (read from each run's method.max_depth), one line per algorithm, the
+seed means at the table's iteration counts, the paper's column."""
+
+import time
+
+import pandas as pd
+import pytest
+from mlflow import MlflowClient
+from mlflow.entities import Metric, Param
+
+from reports.build import build_report
+from reports.fht import ALGORITHMS, fht_figure, mean_curves
+from reports.render import MISSING
+from reports.runs import method_option, split_methods
+
+ROUNDS = (1, 100, 200)  # the store's curve steps: the table shows @100 and @200 only
+DEPTHS = (1, 3)  # stumps and 8-node trees
+
+
+def error(method: str, depth: int, seed: int, rounds: int) -> float:
+    """0.5 - rounds / 1000, + 0.01 per algorithm in FHT's order, + 0.1 for 8-node trees,
+    + 0.002 per seed: the mean over seeds 0 and 1 adds 0.001."""
+    return (0.5 - rounds / 1000 + 0.01 * list(ALGORITHMS).index(method)
+            + 0.1 * (depth == 3) + 0.002 * seed)  # fmt: skip
+
+
+def log_run(client, experiment, method, depth, seed, dataset="nested_spheres"):
+    tags = {"dataset": dataset, "method": method, "engine": "inhouse", "loss": "auto",
+            "seed": str(seed), "task": "multiclass", "status": "ok",
+            "run_key": f"{dataset}-{method}-{depth}-{seed}"}  # fmt: skip
+    run = client.create_run(experiment, tags=tags)
+    now = int(time.time() * 1000)
+    curve = [Metric("curve_test_error", error(method, depth, seed, r), now, r) for r in ROUNDS]
+    final = Metric("test_error", error(method, depth, seed, ROUNDS[-1]), now, 0)
+    client.log_batch(run.info.run_id, metrics=[*curve, final],
+                     params=[Param("method.max_depth", str(depth))])  # fmt: skip
+    client.set_terminated(run.info.run_id)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fht_store")
+    uri = f"sqlite:///{root}/mlflow.db"
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.create_experiment("fht", artifact_location=str(root / "artifacts"))
+    for method in ALGORITHMS:
+        for depth in DEPTHS:
+            for seed in (0, 1):
+                log_run(client, experiment, method, depth, seed)
+    log_run(client, experiment, "logitboost", 1, 0, dataset="wine")  # one algorithm: no figure
+    out = root / "out"
+    return out, build_report(uri, "fht", out)
+
+
+def table_rows(markdown: str, title: str) -> dict[str, list[str]]:
+    section = markdown.split(f"## {title}\n")[1].split("\n## ")[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+    return {row[0]: row[1:] for row in [rows[0], *rows[2:]]}
+
+
+def test_the_figure_is_written_per_dataset_with_all_four_algorithms(report):
+    out, paths = report
+    names = {path.name for path in paths}
+    assert {"fht2000_nested_spheres.png", "fht2000_nested_spheres.pdf"} <= names
+    assert not any("fht2000_wine" in name for name in names)
+
+
+def test_the_table_holds_the_seed_means_at_the_iteration_counts_beside_the_paper(report):
+    markdown = (report[0] / "tables.md").read_text()
+    rows = table_rows(markdown, "FHT (2000) simulation: nested_spheres")
+    assert rows["trees / algorithm / engine"] == [
+        "ours @100", "FHT @100", "ours @200", "FHT @200", "seeds"]  # fmt: skip
+    assert len(rows) == 1 + len(DEPTHS) * len(ALGORITHMS)
+    # stumps, Discrete AdaBoost: 0.5 - 0.1 + 0.001; 8-node, LogitBoost: 0.5 - 0.2 + 0.03 + 0.1
+    assert rows["stumps (depth 1) / Discrete AdaBoost / inhouse"] == [
+        "0.401", MISSING, "0.301", MISSING, "2"]  # fmt: skip
+    assert rows["8-node trees (depth 3) / LogitBoost / inhouse"] == [
+        "0.531", MISSING, "0.431", MISSING, "2"]  # fmt: skip
+    assert "Friedman, Hastie and Tibshirani (2000" in markdown
+    assert "FHT (2000) simulation: wine" not in markdown
+
+
+def test_the_figure_has_a_panel_per_tree_size_and_a_line_per_algorithm():
+    curves = [{"nodes": 2 ** d, "method": m, "engine": "inhouse", "seed": s, "rounds": r,
+               "value": error(m, d, s, r)}
+              for m in ALGORITHMS for d in DEPTHS for s in (0, 1) for r in ROUNDS]  # fmt: skip
+    figure = fht_figure(mean_curves(pd.DataFrame(curves)), "nested_spheres")
+    axes = figure.axes
+    assert [ax.get_title() for ax in axes] == ["stumps (depth 1)", "8-node trees (depth 3)"]
+    for ax, depth in zip(axes, DEPTHS, strict=True):
+        lines = ax.get_lines()
+        assert [line.get_label().split(",")[0] for line in lines] == list(ALGORITHMS.values())
+        for line, method in zip(lines, ALGORITHMS, strict=True):
+            expected = [error(method, depth, 0, r) + 0.001 for r in ROUNDS]
+            assert list(line.get_xdata()) == list(ROUNDS)
+            assert list(line.get_ydata()) == pytest.approx(expected)
+
+
+def test_each_tree_size_is_a_column_of_its_own_in_the_general_tables(report):
+    """Runs of one dataset and method that differ in method.max_depth are not pooled as seeds
+    (the report refused them): each tree size is a method label of its own."""
+    results = pd.read_csv(report[0] / "results.csv")
+    labels = set(results.loc[results["dataset"] == "nested_spheres", "method"])
+    assert labels == {f"{method} [max_depth={depth}]" for method in ALGORITHMS for depth in DEPTHS}
+    assert set(results.loc[results["dataset"] == "wine", "method"]) == {"logitboost"}
+    assert "| gentle_adaboost [max_depth=3] / inhouse" in (report[0] / "tables.md").read_text()
+
+
+def test_split_methods_labels_only_the_parameters_that_vary_within_a_dataset():
+    runs = pd.DataFrame({"run_id": list("abcde"), "dataset": ["d", "d", "d", "e", "e"],
+                         "method": ["gbt"] * 5})  # fmt: skip
+    params = pd.DataFrame({"method.max_depth": ["2", "6", None, "2", "6"],
+                           "method.n_estimators": ["50", "50", None, "50", "50"]},
+                          index=list("abcde"))  # fmt: skip
+    params.loc["e", "method.max_depth"] = "2"
+    labels = split_methods(runs, params)["method"].tolist()
+    # c logged no params (a job that failed early): its name stays; on e nothing varies
+    assert labels == ["gbt [max_depth=2]", "gbt [max_depth=6]", "gbt", "gbt", "gbt"]
+    assert [method_option(label) for label in labels] == ["gbt"] * 5
