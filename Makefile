@@ -51,8 +51,7 @@ report: $(STAMP)
 	$(PY) -m reports --experiment $(EXP) --out reports/out $(ARGS)
 
 ui: $(STAMP)
-	$(VENV)/bin/mlflow ui --host 127.0.0.1 \
-		--backend-store-uri "$$($(PY) -c 'from experiments.store import tracking_uri; print(tracking_uri())')"
+	$(PY) -m experiments.mlflow_ui --experiment $(EXP) $(ARGS)
 
 bench: $(STAMP)
 	$(PY) -m experiments.bench $(ARGS)

@@ -10,6 +10,9 @@ from urllib.parse import unquote, urlsplit
 from experiments.paths import PROJECT_ROOT
 
 SQLITE_PREFIX = "sqlite:///"
+# MLflow's job runner (GenAI jobs: prompt optimization, scorers) is of no use to the lab and
+# starts eight more processes with its server or UI; the environment may turn it back on
+JOBS_OFF = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 class CredentialsInURI(ValueError):

@@ -34,6 +34,7 @@ from pathlib import Path
 import psutil
 
 from experiments.paths import PROJECT_ROOT
+from experiments.store import JOBS_OFF
 from experiments.team_postgres import ROOT_SERVER_USER, Postgres, private_child, write_private
 
 READY_SECONDS = 120.0
@@ -43,9 +44,6 @@ STOP_SECONDS = 30.0
 # MANAGE (the creator's, or an admin's)
 DEFAULT_PERMISSION = "EDIT"
 PERMISSIONS = ("NO_PERMISSIONS", "READ", "USE", "EDIT", "MANAGE")
-# MLflow's job runner (GenAI jobs: prompt optimization, scorers) is of no use to the lab and
-# starts eight more processes; the environment may turn it back on
-JOBS_OFF = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 AUTH_INI = """\
 # written by experiments.team_server at each start of `--auth`; users live in database_uri
 [mlflow]

@@ -1,9 +1,9 @@
 """A reference library with its own defaults (engine.defaults_from=library): the estimator the lab
 built for the method config, rebuilt from the library's constructor defaults for every
 hyper-parameter. Kept are only what fixes the task (the objective or loss and its level, the
-class count), the seed, the threads and the quiet flags; early stopping goes (no library stops
-early by default, but scikit-learn's HistGradientBoosting on more than 10,000 rows, which its
-default does)."""
+class count), the seed, the threads and the quiet flags. The lab's early stopping goes too: no
+library stops early by default, but for scikit-learn's HistGradientBoosting, whose default
+('auto') stops early above 10,000 rows and stays."""
 
 from sklearn.base import BaseEstimator
 

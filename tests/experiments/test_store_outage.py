@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 from mlflow import MlflowClient
 
-from experiments.team_server import JOBS_OFF, wait_until_ready
+from experiments.store import JOBS_OFF
+from experiments.team_server import wait_until_ready
 
 SWEEP = ["-m", "dataset=wine,breast_cancer", "method=gbt", "method.n_estimators=200",
          "engine=inhouse", "eval.curve_every=0", "seed=0,1,2"]  # 6 jobs of about a second
