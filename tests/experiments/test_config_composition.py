@@ -4,6 +4,7 @@ refused with one line naming them."""
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import ConfigCompositionException, OverrideParseException
 from hydra.types import RunMode
 
@@ -77,8 +78,16 @@ def test_every_suite_composes_and_each_of_its_datasets_resolves(suite):
     cfg = compose_config(f"suite={suite}")
     assert cfg.suite.name == suite
     assert (suite == "none") == (len(cfg.suite.datasets) == 0)
+    if not cfg.suite.datasets:
+        return
+    first = next(iter(cfg.suite.datasets))
+    job = compose_config(f"suite={suite}", "dataset=suite", f"dataset.name={first}")
+    parser = OverridesParser.create()
     for name, entry in cfg.suite.datasets.items():
-        dataset = compose_config(f"suite={suite}", "dataset=suite", f"dataset.name={name}").dataset
+        # a sweep passes each name as the override dataset.name=NAME: it must parse as one
+        [override] = parser.parse_overrides([f"dataset.name={name}"])
+        job.dataset.name = override.value()  # the job's interpolations resolve from the name
+        dataset = job.dataset
         assert (dataset.name, dataset.loader, dataset.suite) == (name, "suite", suite)
         assert (dataset.data_id, dataset.task) == (entry.data_id, entry.task)
 
