@@ -8,6 +8,7 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache, partial
 from typing import Any
 
@@ -120,6 +121,11 @@ def done_status(experiment_id: str, key: str) -> str | None:
     return next((status for status in DONE_STATUSES if status in statuses), None)
 
 
+# the job's run from its start until the store took its end (MLflow forgets its active run
+# before it writes the end, so a store lost in end_run leaves no active run to ask)
+UNENDED_JOB_RUN: ContextVar[str | None] = ContextVar("unended_job_run", default=None)
+
+
 @contextmanager
 def job_run(experiment_id: str, name: str, key: str, claim: str | None) -> Iterator[None]:
     """mlflow.start_run/end_run, retried when the store is busy, named `name`, tagged with its
@@ -131,6 +137,7 @@ def job_run(experiment_id: str, name: str, key: str, claim: str | None) -> Itera
     if sweep:
         tags |= {"mlflow.parentRunId": sweep, "sweep_id": sweep}
     run = retry_when_busy(mlflow.start_run)(experiment_id=experiment_id, run_name=name, tags=tags)
+    unended = UNENDED_JOB_RUN.set(run.info.run_id)
     beats = [beat_run(run.info.run_id), *([partial(beat_claim, claim)] if claim else [])]
     with heartbeat(*beats):
         try:
@@ -140,19 +147,20 @@ def job_run(experiment_id: str, name: str, key: str, claim: str | None) -> Itera
             retry_when_busy(mlflow.end_run)(RunStatus.to_string(RunStatus.KILLED))
             raise
     retry_when_busy(mlflow.end_run)()
+    UNENDED_JOB_RUN.reset(unended)
 
 
 def leave_active_run() -> str | None:
-    """End the active run, if any, without needing the store (MLflow forgets it before it
-    writes its end, which may fail); return its id."""
-    run = mlflow.active_run()
-    if run is None:
-        return None
-    try:
-        mlflow.end_run(RunStatus.to_string(RunStatus.FAILED))
-    except Exception:  # noqa: BLE001 - the store is unreachable: the journal holds the end
-        pass
-    return run.info.run_id
+    """End the active run, if any, without needing the store; return the id of the job's run
+    whose end the store did not take (None: no run was started, as far as the job knows)."""
+    if mlflow.active_run() is not None:
+        try:
+            mlflow.end_run(RunStatus.to_string(RunStatus.FAILED))
+        except Exception:  # noqa: BLE001 - the store is unreachable: the journal holds the end
+            pass
+    run_id = UNENDED_JOB_RUN.get()
+    UNENDED_JOB_RUN.set(None)
+    return run_id
 
 
 @lru_cache(maxsize=1)
