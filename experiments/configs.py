@@ -4,7 +4,7 @@ Each option of a group (conf/<group>/<option>.yaml) names its schema node in its
 so a misspelled key or a value of the wrong type is refused at composition time.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
@@ -482,18 +482,29 @@ class ParamSpace:
     choices: list[Any] | None = None
 
 
-@dataclass
-class SearchSpaceConfig:
-    """One search space per method key (conf/search_space/<method>.yaml): parameter -> its
-    ParamSpace (checked by experiments.tuning.space; a dict here so that `+` can add one)."""
+def method_schemas(base: type[MethodConfig] = MethodConfig) -> dict[str, type[MethodConfig]]:
+    """Method key -> schema: every subclass of `base` that declares its own `key`, in the order
+    defined (experiments.engines.catalog declares each key's method)."""
+    schemas = {}
+    for schema in base.__subclasses__():
+        if "key" in vars(schema):
+            schemas[schema.key] = schema
+        schemas |= method_schemas(schema)
+    return schemas
 
-    random_forest: dict[str, Any] = field(default_factory=dict)
-    extra_trees: dict[str, Any] = field(default_factory=dict)
-    bagging: dict[str, Any] = field(default_factory=dict)
-    adaboost: dict[str, Any] = field(default_factory=dict)
-    logitboost: dict[str, Any] = field(default_factory=dict)
-    l2boost: dict[str, Any] = field(default_factory=dict)
-    gbt: dict[str, Any] = field(default_factory=dict)
+
+METHOD_SCHEMAS = method_schemas()
+
+SearchSpaceConfig = make_dataclass(
+    "SearchSpaceConfig",
+    [(key, dict[str, Any], field(default_factory=dict)) for key in METHOD_SCHEMAS],
+    namespace={
+        "__module__": __name__,
+        "__doc__": """One search space per method key (conf/search_space/<method>.yaml):
+        parameter -> its ParamSpace (checked by experiments.tuning.space; a dict here so that `+`
+        can add one).""",
+    },
+)
 
 
 @dataclass
@@ -526,15 +537,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "openml_schema": OpenMLConfig,
         "suite_dataset_schema": SuiteDatasetConfig,
     },
-    "method": {
-        "random_forest_schema": RandomForestConfig,
-        "extra_trees_schema": ExtraTreesConfig,
-        "bagging_schema": BaggingConfig,
-        "adaboost_schema": AdaBoostConfig,
-        "logitboost_schema": LogitBoostConfig,
-        "l2boost_schema": L2BoostConfig,
-        "gbt_schema": GBTConfig,
-    },
+    "method": {f"{key}_schema": schema for key, schema in METHOD_SCHEMAS.items()},
     "loss": {
         "loss_schema": LossConfig,
         "quantile_schema": QuantileLossConfig,

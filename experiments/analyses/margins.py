@@ -26,12 +26,12 @@ margin is then in [-1, 1].
 
 import numpy as np
 import pandas as pd
-from sklearn import ensemble
 from sklearn.base import BaseEstimator
 
 import ensembles
 from experiments.analyses.findings import MARGINS_ARTIFACT, Findings, FittedSplit
 from experiments.analyses.member_votes import member_labels, true_class_margin
+from experiments.engines.catalog import Margins, classifier_method
 from experiments.engines.members import member_outputs
 
 ROUND_FRACTIONS = (0.1, 0.5, 1.0)  # of the fitted rounds; Schapire et al. 1998 drew 5, 100, 1000
@@ -92,20 +92,16 @@ def logitboost_margins(
     return margins
 
 
-MARGIN_FUNCTIONS = {
-    ensembles.AdaBoostClassifier: adaboost_margins,
-    ensemble.AdaBoostClassifier: adaboost_margins,
-    ensembles.LogitBoostClassifier: logitboost_margins,
-}
+MARGIN_FUNCTIONS = {Margins.votes: adaboost_margins, Margins.trees: logitboost_margins}
 
 
 def training_margins(model: BaseEstimator, X: np.ndarray, y: np.ndarray) -> pd.DataFrame | None:
-    """Long table (rounds, margin) of the training margins of AdaBoost or LogitBoost; None for
-    other models."""
-    margin_function = MARGIN_FUNCTIONS.get(type(model))
-    if margin_function is None:
+    """Long table (rounds, margin) of the training margins of a classifier whose method declares
+    them (AdaBoost, LogitBoost: engines.catalog); None for other models."""
+    method = classifier_method(model)
+    if method is None or method.margins is None:
         return None
-    margins = margin_function(model, X, y)
+    margins = MARGIN_FUNCTIONS[method.margins](model, X, y)
     return pd.DataFrame(
         {
             "rounds": np.repeat(list(margins), [len(m) for m in margins.values()]),

@@ -7,22 +7,16 @@ import numpy as np
 from sklearn import ensemble
 from sklearn.base import BaseEstimator
 
-import ensembles
+from experiments.engines.catalog import Members, classifier_method
 from experiments.engines.members import member_outputs
-
-INDEPENDENT_MEMBERS = (
-    ensembles.RandomForestClassifier,  # in-house extra trees subclass it
-    ensembles.BaggingClassifier,
-    ensemble.RandomForestClassifier,
-    ensemble.ExtraTreesClassifier,
-    ensemble.BaggingClassifier,
-)
 
 
 def has_independent_members(model: BaseEstimator) -> bool:
-    """Whether `model` is a classifier whose members are fitted independently (bagging, random
-    forests, extra trees) and can be read one by one (in-house and scikit-learn engines)."""
-    return isinstance(model, INDEPENDENT_MEMBERS)
+    """Whether `model` is a classifier whose members are fitted independently (its method's
+    declaration: bagging, random forests, extra trees) and can be read one by one (in-house and
+    scikit-learn engines)."""
+    method = classifier_method(model)
+    return method is not None and method.members is Members.independent
 
 
 def member_labels(model: BaseEstimator, X: np.ndarray) -> np.ndarray:

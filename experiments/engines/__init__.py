@@ -1,6 +1,8 @@
 """Engine adapters: one method config, run by the in-house engine or by a reference library.
 
-    mapping.py          (method, engine) -> builder; valid losses; why a pair is skipped
+    catalog.py          one declaration per method: schema, losses, builder per engine, why
+                        an engine has none, what the analyses read
+    mapping.py          a job's config -> the estimator its method's declaration builds
     spec.py             what a builder reads (Spec) and returns (Built: estimator, approximation)
     library_forests.py  what the rf modes of XGBoost and LightGBM share
     inhouse.py          ensembles' estimators

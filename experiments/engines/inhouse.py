@@ -2,18 +2,14 @@
 
 from enum import Enum
 
-from experiments.configs import method_key
 from experiments.engines.categorical import category_split_params
 from experiments.engines.spec import Built, Spec, gbt_loss, xgboost_named_params
 
-INHOUSE_FAMILIES = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees",
-                    "bagging": "Bagging", "adaboost": "AdaBoost", "logitboost": "LogitBoost",
-                    "l2boost": "L2Boost"}
-
 
 def inhouse_estimator(spec: Spec) -> Built:
-    """The in-house estimator of a method other than gbt: its constructor takes the method
-    config's fields by name (criterion for classification only), the seed and the threads."""
+    """The in-house estimator of a method other than gbt, ensembles.<family>Classifier or
+    <family>Regressor: its constructor takes the method config's fields by name (criterion for
+    classification only), the seed and the threads."""
     import ensembles
 
     params = {
@@ -24,7 +20,7 @@ def inhouse_estimator(spec: Spec) -> Built:
     if spec.regression:
         params.pop("criterion", None)
     task = "Regressor" if spec.regression else "Classifier"
-    model = getattr(ensembles, f"{INHOUSE_FAMILIES[method_key(spec.method)]}{task}")
+    model = getattr(ensembles, f"{spec.family}{task}")
     return Built(model(**params, random_state=spec.seed, n_jobs=spec.n_jobs))
 
 

@@ -1,7 +1,6 @@
-"""Method config -> the Built estimator of an engine: which builder serves each (method,
-engine), which losses each method takes per task, and why a pair without a builder is skipped."""
-
-from collections.abc import Callable
+"""Method config -> the Built estimator of an engine: the builder the method's declaration
+(engines.catalog) names for the engine, after its losses per task, or the declaration's reason
+why the engine has none."""
 
 import numpy as np
 from omegaconf import DictConfig
@@ -10,80 +9,15 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 
 from experiments.configs import EngineDefaults, Task, method_key
 from experiments.datasets import categorical_columns, native_category_counts
+from experiments.engines.catalog import METHODS
 from experiments.engines.categorical import with_native_categories
-from experiments.engines.inhouse import inhouse_estimator, inhouse_gbt
 from experiments.engines.library_defaults import with_library_defaults
-from experiments.engines.lightgbm_models import lightgbm_gbt, lightgbm_random_forest
-from experiments.engines.sklearn_models import (
-    sklearn_adaboost,
-    sklearn_bagging,
-    sklearn_forest,
-    sklearn_gbt,
-    sklearn_l2boost,
-)
 from experiments.engines.spec import Built, SkippedJob, Spec
-from experiments.engines.xgboost_models import xgboost_gbt, xgboost_random_forest
-
-FOREST_LOSSES = {
-    Task.binary: {"auto"},
-    Task.multiclass: {"auto"},
-    Task.regression: {"auto", "squared"},
-}
-VALID_LOSSES: dict[str, dict[Task, set[str]]] = {
-    "random_forest": FOREST_LOSSES,
-    "extra_trees": FOREST_LOSSES,
-    "bagging": FOREST_LOSSES,
-    "adaboost": {Task.binary: {"auto", "exponential"}, Task.multiclass: {"auto", "exponential"}},
-    "logitboost": {Task.binary: {"auto", "logistic"}, Task.multiclass: {"auto", "softmax"}},
-    "l2boost": {task: {"auto", "squared"} for task in Task},
-    "gbt": {
-        Task.regression: {"auto", "squared", "absolute", "huber", "quantile", "poisson"},
-        Task.binary: {"auto", "logistic", "exponential", "softmax"},
-        Task.multiclass: {"auto", "softmax"},
-    },
-}
-
-Builder = Callable[[Spec], Built]
-
-BUILDERS: dict[tuple[str, str], Builder] = {
-    ("random_forest", "inhouse"): inhouse_estimator,
-    ("random_forest", "sklearn"): sklearn_forest,
-    ("random_forest", "xgboost"): xgboost_random_forest,
-    ("random_forest", "lightgbm"): lightgbm_random_forest,
-    ("extra_trees", "inhouse"): inhouse_estimator,
-    ("extra_trees", "sklearn"): sklearn_forest,
-    ("bagging", "inhouse"): inhouse_estimator,
-    ("bagging", "sklearn"): sklearn_bagging,
-    ("adaboost", "inhouse"): inhouse_estimator,
-    ("adaboost", "sklearn"): sklearn_adaboost,
-    ("logitboost", "inhouse"): inhouse_estimator,
-    ("l2boost", "inhouse"): inhouse_estimator,
-    ("l2boost", "sklearn"): sklearn_l2boost,
-    ("gbt", "inhouse"): inhouse_gbt,
-    ("gbt", "xgboost"): xgboost_gbt,
-    ("gbt", "lightgbm"): lightgbm_gbt,
-    ("gbt", "sklearn"): sklearn_gbt,
-}
-
-NO_REFERENCE: dict[tuple[str, str], str] = {
-    ("extra_trees", "xgboost"): "xgboost has no random-threshold (extra) trees",
-    ("extra_trees", "lightgbm"): "lightgbm's rf mode needs row bagging; extra trees use all rows",
-    ("bagging", "xgboost"): "xgboost subsamples rows without replacement; no bootstrap of trees",
-    ("bagging", "lightgbm"): "lightgbm subsamples rows without replacement; no bootstrap of trees",
-    ("adaboost", "xgboost"): "xgboost has no AdaBoost (SAMME)",
-    ("adaboost", "lightgbm"): "lightgbm has no AdaBoost (SAMME)",
-    ("l2boost", "xgboost"): "l2boost's reference is scikit-learn's GradientBoostingRegressor",
-    ("l2boost", "lightgbm"): "l2boost's reference is scikit-learn's GradientBoostingRegressor",
-    **{
-        ("logitboost", engine): "no reference library implements LogitBoost (FHT 2000)"
-        for engine in ("sklearn", "xgboost", "lightgbm")
-    },
-}
 
 
 def check_loss(method: str, loss: str, task: Task) -> None:
     """Raise SkippedJob unless `method` can be trained with `loss` on a `task` problem."""
-    valid = VALID_LOSSES.get(method, {}).get(task, set())
+    valid = METHODS[method].losses.get(task, frozenset())
     if not valid:
         raise SkippedJob(f"{method} does not run on {task.value} tasks")
     if loss not in valid:
@@ -103,12 +37,14 @@ def build(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None) ->
     method, task = method_key(cfg.method), cfg.dataset.task
     engine = engine or cfg.engine.name
     check_loss(method, cfg.loss.name, task)
-    if (method, engine) not in BUILDERS:
+    declaration = METHODS[method]
+    if engine not in declaration.engines:
         default = f"no {engine} implementation of {method}"
-        raise SkippedJob(NO_REFERENCE.get((method, engine), default))
+        raise SkippedJob(declaration.no_reference.get(engine, default))
     method_config = with_task_defaults(cfg.method, task)
-    spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs)
-    built = BUILDERS[method, engine](spec)
+    spec = Spec(method_config, cfg.loss, task, tuple(shape), cfg.seed, cfg.engine.n_jobs,
+                declaration.family)
+    built = declaration.engines[engine](spec)
     if cfg.engine.get("defaults_from") is EngineDefaults.library:
         if cfg.tune.name != "none":
             raise SkippedJob("engine.defaults_from=library is an untuned column: tuning "

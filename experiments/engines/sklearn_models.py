@@ -3,7 +3,7 @@ AdaBoost, GradientBoostingRegressor for L2Boost and HistGradientBoosting for GBT
 
 import numpy as np
 
-from experiments.configs import GrowPolicy, Task, method_key
+from experiments.configs import GrowPolicy, Task
 from experiments.engines.spec import (
     Built,
     SkippedJob,
@@ -13,7 +13,6 @@ from experiments.engines.spec import (
     gbt_loss,
 )
 
-SCIKIT_FORESTS = {"random_forest": "RandomForest", "extra_trees": "ExtraTrees"}
 SKLEARN_HIST_LOSSES = {
     "squared": "squared_error",
     "absolute": "absolute_error",
@@ -39,7 +38,8 @@ def _cart_params(spec: Spec) -> dict:
 
 
 def sklearn_forest(spec: Spec) -> Built:
-    """RandomForest* or ExtraTrees*: the CART parameters and the forest's own."""
+    """RandomForest* or ExtraTrees*, the in-house forest's namesake (spec.family): the CART
+    parameters and the forest's own."""
     import sklearn.ensemble
 
     method = spec.method
@@ -54,7 +54,7 @@ def sklearn_forest(spec: Spec) -> Built:
         "n_jobs": spec.n_jobs,
     }
     task = "Regressor" if spec.regression else "Classifier"
-    model = getattr(sklearn.ensemble, f"{SCIKIT_FORESTS[method_key(method)]}{task}")
+    model = getattr(sklearn.ensemble, f"{spec.family}{task}")
     return Built(model(**params))
 
 

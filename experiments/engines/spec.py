@@ -28,7 +28,8 @@ class Built(NamedTuple):
 @dataclass(frozen=True)
 class Spec:
     """What a builder reads: the method and loss configs, the task, the data's
-    (n_samples, n_features), the seed and the engine's thread count."""
+    (n_samples, n_features), the seed, the engine's thread count and the method's estimator
+    family (its declaration's, engines.catalog: ensembles.<family>Classifier / Regressor)."""
 
     method: DictConfig
     loss: DictConfig
@@ -36,6 +37,7 @@ class Spec:
     shape: tuple[int, int]
     seed: int
     n_jobs: int
+    family: str
 
     @property
     def regression(self) -> bool:
