@@ -44,8 +44,11 @@ DEFAULT_SWEEP := $(if $(findstring sweep=,$(ARGS)),,+sweep=default)
 sweep: $(STAMP)
 	$(PY) -m experiments.run -m $(DEFAULT_SWEEP) $(ARGS)
 
+# the tests on TEST_WORKERS processes (pytest-xdist): a module per worker at a time (its
+# module-scoped servers start once), the modules with slow tests first (tests/conftest.py)
+TEST_WORKERS ?= 2
 test: $(TEAM_STAMP)
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
 
 report: $(STAMP)
 	$(PY) -m reports --experiment $(EXP) --out reports/out $(ARGS)

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from experiments.bench import main
+
+pytestmark = pytest.mark.slow  # each case runs in fresh worker processes
 
 
 def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from experiments.liveness import ORPHAN_AFTER_SECONDS, orphan_reason
 from reports.build import build_report
 
@@ -27,6 +29,7 @@ def running_runs(database) -> int:
         return 0  # the schema is still being created
 
 
+@pytest.mark.slow
 def test_a_job_killed_with_sigkill_is_failed_as_orphaned_and_runs_again(cli, cli_runs, tmp_path):
     database = tmp_path / "mlflow.db"
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{database}"}

@@ -9,6 +9,7 @@ import sys
 import time
 import urllib.request
 
+import pytest
 from mlflow import MlflowClient
 
 from experiments.mlflow_ui import runs_view_url
@@ -22,6 +23,7 @@ def test_the_url_is_the_runs_view_of_the_experiment(tmp_path):
         f"http://127.0.0.1:5001/#/experiments/{experiment_id}?workflowType=machine_learning")
 
 
+@pytest.mark.slow
 def test_make_ui_prints_the_url_of_an_experiment_it_serves(tmp_path, free_port):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     experiment_id = MlflowClient(uri).create_experiment("study")

@@ -3,7 +3,10 @@
 from collections import Counter
 
 import pandas as pd
+import pytest
 from mlflow import MlflowClient
+
+pytestmark = pytest.mark.slow  # each test runs sweeps in fresh processes
 
 
 def test_a_failing_job_does_not_stop_the_sweep_but_fails_the_command(cli, cli_runs):

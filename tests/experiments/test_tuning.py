@@ -124,6 +124,7 @@ def test_an_engine_that_cannot_map_a_searched_parameter_skips_the_job(compose_jo
     assert logged.data.tags["skip_reason"].startswith(reason)
 
 
+@pytest.mark.slow
 def test_a_tuned_sweep_reports_default_vs_tuned_best_so_far_and_tunability(cli, cli_runs,
                                                                            tmp_path):
     from reports.build import build_report
@@ -274,6 +275,7 @@ def test_an_unknown_sampler_or_a_refused_choice_stops_the_command_in_one_line(
     assert line.startswith(f"error: {error}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine, stopped_trials", [("inhouse", 2), ("sklearn", 1),
                                                     ("xgboost", 1), ("lightgbm", 1)])
 def test_every_engine_stops_a_trial_at_its_time_limit(compose_job, runs_of, engine,
