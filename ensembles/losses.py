@@ -417,7 +417,32 @@ LOSSES = {cls.name: cls for cls in (SquaredLoss, AbsoluteLoss, HuberLoss, Quanti
 
 
 def make_loss(name: str, **params) -> Loss:
-    """The loss called `name`, with its parameters (quantile: alpha; huber: delta)."""
+    """The loss called `name`, the key an estimator's `loss` takes.
+
+    Parameters
+    ----------
+    name : str
+        A key of `LOSSES`: squared, absolute, huber, quantile, poisson, logistic, exponential,
+        softmax.
+    **params
+        The loss's own parameters: `alpha` (quantile), `delta` (huber).
+
+    Returns
+    -------
+    Loss
+        Its gradient and hessian statistics, initial score and link.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or a parameter outside the loss's domain.
+
+    Examples
+    --------
+    >>> from ensembles.losses import make_loss
+    >>> make_loss("quantile", alpha=0.9).alpha
+    0.9
+    """
     if name not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; choose one of: {', '.join(LOSSES)}")
     return LOSSES[name](**params)

@@ -150,7 +150,20 @@ SPLIT_SETTINGS = ("max_train_rows",)  # dataset settings of the splits, not of t
 
 
 def load_dataset(cfg: DictConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of the dataset config; class labels are encoded as 0..K-1 for classification."""
+    """The data of a dataset config, loaded once per process.
+
+    Parameters
+    ----------
+    cfg : DictConfig
+        A job config's `dataset` node (conf/dataset/).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The features, encoded as `dataset.categorical` says.
+    y : ndarray of shape (n_samples,)
+        The target; class labels encoded as 0..K-1.
+    """
     return _load_config(cfg)[:2]
 
 

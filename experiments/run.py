@@ -44,11 +44,23 @@ register_configs()
 
 
 def run_job(cfg: DictConfig) -> str:
-    """Run one job as one MLflow run; return its status: ok, skipped, failed (or resumed, when
-    an ok or skipped run of the same run_key exists, or another process holds the job's claim,
-    and nothing is logged). It never raises but for Ctrl-C, so a sweep goes on past a failed
-    job: an outcome the store does not take (unreachable past its retries) is journaled
-    (experiments.journal) and the job counts as failed."""
+    """Run one job as one MLflow run (what `python -m experiments.run` does for each job).
+
+    It never raises but for Ctrl-C, so a sweep goes on past a failed job: an outcome the store
+    does not take (unreachable past its retries) is journaled (experiments.journal) and the
+    job counts as failed.
+
+    Parameters
+    ----------
+    cfg : DictConfig
+        The job config (conf/config.yaml and its groups, composed by Hydra).
+
+    Returns
+    -------
+    str
+        ok, skipped or failed; resumed when an ok or skipped run of the job's run_key exists or
+        another process holds its claim (nothing is logged then).
+    """
     sweep = os.environ.get(tracking.SWEEP_RUN_ENV)
     journal = journal_file(cfg.mlflow.journal_dir, sweep)
     uri = tracking_uri(cfg.mlflow.tracking_uri)

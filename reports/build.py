@@ -94,11 +94,32 @@ def build_report(
     baseline: str | None = None,
     sweep: str | None = None,
 ) -> list[Path]:
-    """Write the report files of `experiment` (only the runs logged by `sweep`, a sweep run's id
-    or `latest`, if given) into `out_dir`, log its figures to a `report` run of the experiment,
-    and return the paths; raises ReportError (and writes nothing) if the experiment or the
-    sweep is missing, there is no ok run, or `baseline` (`METHOD/ENGINE[/ENCODING]`) is not one
-    of its columns."""
+    """Write the report of an experiment (what `make report` writes): its tables and figures.
+
+    Parameters
+    ----------
+    tracking_uri : str
+        The MLflow store: a sqlite URI or a tracking server's URL.
+    experiment : str
+        The experiment's name.
+    out_dir : Path
+        Where the report's files go.
+    baseline : str, optional
+        `METHOD/ENGINE[/ENCODING]`, the column the others are compared with.
+    sweep : str, optional
+        Only the runs one sweep logged: its sweep run's id, or `latest`.
+
+    Returns
+    -------
+    list of Path
+        The files written; the figures are also logged to a `report` run of the experiment.
+
+    Raises
+    ------
+    ReportError
+        Before anything is written: the experiment or the sweep is missing, there is no ok
+        run, or `baseline` is not one of the report's columns.
+    """
     client, experiment_id = open_experiment(tracking_uri, experiment)
     runs = load_runs(client, experiment_id)
     if sweep is not None:

@@ -8,17 +8,27 @@ import inspect
 
 import pandas as pd
 import pytest
-from numpydoc.docscrape import ClassDoc
+from numpydoc.docscrape import ClassDoc, FunctionDoc
 from sphinx.cmd.build import build_main
 
 import ensembles
+import reports
+from ensembles.losses import make_loss
 from experiments.bench import summarize, write_results
+from experiments.datasets import load_dataset
+from experiments.engines import build_estimator
 from experiments.paths import PROJECT_ROOT
+from experiments.run import run_job
 
 DOCS = PROJECT_ROOT / "docs"
 # myst-parser 5.2 reads an attribute Sphinx 9 deprecates (not a warning of the build)
 pytestmark = pytest.mark.filterwarnings("ignore:.*MystReferenceResolver.app' is deprecated")
 SECTIONS = ("Parameters", "Attributes", "References", "Examples")
+# the public functions, by the path the API page documents them under
+FUNCTIONS = {"reports.build_report": reports.build_report, "experiments.run.run_job": run_job,
+             "experiments.datasets.load_dataset": load_dataset,
+             "experiments.engines.build_estimator": build_estimator,
+             "ensembles.losses.make_loss": make_loss}
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +56,11 @@ def site(tmp_path_factory, bench_csv):
     return options, build
 
 
-def test_site_builds_without_warnings_and_documents_every_estimator(site):
+def test_site_builds_without_warnings_and_documents_every_estimator_and_function(site):
     _, build = site
     api = (build / "html" / "api.html").read_text()
-    missing = [name for name in ensembles.__all__ if f'id="ensembles.{name}"' not in api]
-    assert missing == []
+    documented = [*(f"ensembles.{name}" for name in ensembles.__all__), *FUNCTIONS]
+    assert [name for name in documented if f'id="{name}"' not in api] == []
 
 
 def test_examples_of_pages_and_docstrings_run(site):
@@ -81,3 +91,12 @@ def test_estimator_docstring_has_numpydoc_sections_and_every_parameter(name):
     assert [section for section in SECTIONS if not doc[section]] == []
     documented = [part for entry in doc["Parameters"] for part in entry.name.split(", ")]
     assert documented == list(inspect.signature(estimator).parameters)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_function_docstring_has_numpydoc_sections_and_every_parameter(name):
+    function = FUNCTIONS[name]
+    doc = FunctionDoc(function)
+    assert doc["Parameters"] and (doc["Returns"] or doc["Yields"])
+    documented = [entry.name.removeprefix("**") for entry in doc["Parameters"]]
+    assert documented == list(inspect.signature(function).parameters)

@@ -91,7 +91,27 @@ def native_columns(dataset: DictConfig) -> tuple[int, ...]:
 
 
 def build_estimator(cfg: DictConfig, shape: tuple[int, int], engine: str | None = None):
-    """build(...) without its approximation tag: the unfitted estimator alone."""
+    """The unfitted estimator a job would fit: its method config run by an engine.
+
+    Parameters
+    ----------
+    cfg : DictConfig
+        A job config (method, loss, engine, dataset, seed).
+    shape : tuple of int
+        (n_samples, n_features) of the data it is to fit.
+    engine : str, optional
+        inhouse, sklearn, xgboost or lightgbm; default: the job's `engine.name`.
+
+    Returns
+    -------
+    BaseEstimator
+        The engine's estimator with the lab's mapping of the method's parameters.
+
+    Raises
+    ------
+    SkippedJob
+        The engine cannot run this method, loss or data, with the reason.
+    """
     return build(cfg, shape, engine).estimator
 
 
