@@ -23,6 +23,10 @@ issue beside the value it bounds.
     python -m experiments.bench [--rows 1000000] [--small-rows 100000] [--features 28]
                                 [--mid-rows 300000] [--threads 2] [--repeats 3]
                                 [--sweep-jobs 10] [--cases gbt_depthwise ...] [--no-cold]
+                                [--cap-rows N] [--trials 20]
+
+The cases of issue 43 (gbt_2k ... gbt_tuned) have their own sizes, the shapes studies run on
+(docs/small_tables.md); --cap-rows shrinks them for a quick run.
 """
 
 import argparse
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import optuna
 import pandas as pd
 from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
@@ -46,10 +51,13 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from experiments.configs import register_configs
-from experiments.engines import build_estimator
+from experiments.engines import build
+from experiments.engines.categorical import with_native_categories
 from experiments.environment import cpu_model
 from experiments.memory import peak_rss_mb, reset_peak_rss
 from experiments.paths import CONF_DIR, PROJECT_ROOT, REPORTS_OUT
+from experiments.tuning.search import with_params
+from experiments.tuning.space import distributions
 
 INHOUSE = "inhouse"
 ONE_THREAD = "1 thread"  # engine label suffix of a case's runs at one thread: "inhouse (1 thread)"
@@ -64,13 +72,17 @@ LOSSGUIDE = ("method.grow_policy=lossguide", "method.max_leaves=31", "method.max
 @dataclass(frozen=True)
 class Case:
     """One benchmark: its data size ("rows", "mid_rows" or "small_rows"; "bundled" for a sweep
-    on the dataset its overrides name), the engines that run it, the targets of the issue
-    ({summary column: the bound on its value in our row}), the lab's method config (Hydra
-    overrides, mapped to every engine as a sweep maps it), the step that is timed ("fit",
-    "predict", or "lab_overhead": a whole sweep), its data: task, classes, features (None:
-    --features), and whether each engine also runs at one thread."""
+    on the dataset its overrides name; a number: the case's own rows, at most --cap-rows),
+    the engines that run it, the targets of the issue ({summary column: the bound on its value
+    in our row}), the lab's method config (Hydra overrides, mapped to every engine as a sweep
+    maps it), the step that is timed ("fit", "predict", or "lab_overhead": a whole sweep), its
+    data: task, classes, features (None: --features), whether each engine also runs at one
+    thread, the table (None: make_classification's numeric columns; "codes" or "native": the
+    real-shaped table of study_table, its categorical columns read as ordinal codes or split
+    natively) and, for a tuned study's throughput, `trials`: the timed fit is a loop of
+    --trials fits of configurations sampled from the method's search space."""
 
-    rows: str
+    rows: str | int
     engines: tuple[str, ...]
     targets: dict[str, str]
     method: tuple[str, ...]
@@ -79,6 +91,8 @@ class Case:
     n_classes: int = 2
     n_features: int | None = None
     also_one_thread: bool = False
+    table: str | None = None
+    trials: bool = False
 
     def dataset_overrides(self) -> list[str]:
         """The dataset config a sweep would use for this data (the mapping picks the loss)."""
@@ -129,6 +143,34 @@ CASES = {
                                               "cache, in total <= 15 s"},
                        (), "cold_start"),
 }
+# Issue 43: the shapes studies run on (2,000-10,000 rows, tens of features, many categorical).
+STUDY_ROWS = 3000  # the real-shaped table: 30 numeric and 40 integer-coded categorical columns
+STUDY_NUMERIC, STUDY_CATEGORICAL, STUDY_LEVELS = 30, 40, (3, 25)
+TUNED_ROWS = 10_000
+FOREST_TARGET = {RATIO: "fit >= 2x faster than scikit-learn (ratio <= 0.5)"}
+FOREST_ENGINES = (INHOUSE, "sklearn", "xgboost", "lightgbm")
+STUDY_FEATURES = STUDY_NUMERIC + STUDY_CATEGORICAL
+CASES |= {
+    "gbt_2k": Case(2000, GBT_ENGINES,
+                   {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"}, GBT,
+                   n_features=10),
+    "gbt_10k": Case(10_000, GBT_ENGINES,
+                    {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"},
+                    (*GBT, "method.n_estimators=500"), n_features=20),
+    **{f"{method}_table_{table}": Case(
+        STUDY_ROWS, FOREST_ENGINES if method == "random_forest" else (INHOUSE, "sklearn"),
+        FOREST_TARGET, (f"method={method}", "method.n_estimators=100"),
+        n_features=STUDY_FEATURES, table=table)
+       for method in ("random_forest", "extra_trees") for table in ("codes", "native")},
+    "adaboost_table": Case(STUDY_ROWS, (INHOUSE, "sklearn"),
+                           {RATIO: "fit <= scikit-learn's (ratio <= 1)"},
+                           ("method=adaboost", "method.n_estimators=100"),
+                           n_features=STUDY_FEATURES, table="codes"),
+    "gbt_tuned": Case(TUNED_ROWS, (INHOUSE, "xgboost"),
+                      {RATIO: "trials per minute >= 1.5x XGBoost's (time of the trials "
+                              "<= 0.67x)"},
+                      ("method=gbt",), n_features=STUDY_FEATURES, table="codes", trials=True),
+}
 SWEEP_TIMED = ("lab_overhead", "cold_start")  # cases measured by a whole program, not workers
 COLD_START_PROGRAM = ("import json, sys; from ensembles.warm import compile_all; "
                       "print(json.dumps(compile_all(processes=int(sys.argv[1]))))")
@@ -138,24 +180,81 @@ FAST_REFERENCES = {"gbt_depthwise": GBT_REFERENCES, "gbt_lossguide": GBT_REFEREN
                    "gbt_regression": GBT_REFERENCES, "gbt_wide": GBT_REFERENCES,
                    "random_forest": ("sklearn",), "adaboost": ("sklearn",),
                    "gbt_predict": ("xgboost",), "gbt_threads": (), "lab_overhead": (),
-                   "cold_start": ()}
+                   "cold_start": (), "gbt_2k": GBT_REFERENCES, "gbt_10k": GBT_REFERENCES,
+                   "adaboost_table": ("sklearn",), "gbt_tuned": ("xgboost",),
+                   **{f"{method}_table_{table}": ("sklearn",)
+                      for method in ("random_forest", "extra_trees")
+                      for table in ("codes", "native")}}
 
 
-def make_estimator(case: str, engine: str, threads: int, shape: tuple[int, int]):
-    """The estimator of one (case, engine): the case's method config on its task, built for
-    the engine by the sweeps' own mapping (experiments.engines)."""
+def case_config(case: str, engine: str, threads: int):
+    """The job config of one (case, engine): the case's method config on its task."""
     overrides = [*CASES[case].method, *CASES[case].dataset_overrides(), f"engine={engine}",
                  f"engine.n_jobs={threads}"]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
-    return build_estimator(cfg, shape)
+        return compose("config", overrides=overrides)
+
+
+def make_estimator(case: str, engine: str, threads: int, shape: tuple[int, int], cfg=None):
+    """The estimator of one (case, engine) (or of `cfg`, a config of it), built for the engine
+    by the sweeps' own mapping (experiments.engines); on the "native" table it splits the
+    categorical columns natively, as dataset.categorical=native has each engine do
+    (engines.categorical)."""
+    cfg = cfg if cfg is not None else case_config(case, engine, threads)
+    built = build(cfg, shape)
+    if CASES[case].table == "native":
+        built = with_native_categories(built, tuple(range(STUDY_NUMERIC, shape[1])), shape[1],
+                                       cfg.method)
+    return built.estimator
+
+
+def study_table(n_rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A table shaped like the studies' (seeded): make_classification's STUDY_FEATURES
+    columns, of which the last STUDY_CATEGORICAL are cut at their quantiles into 3-25 levels
+    each and coded 0..K-1 in a shuffled order (so that a code's value carries no order)."""
+    X, y = make_classification(n_samples=n_rows, n_features=STUDY_FEATURES, n_informative=20,
+                               n_redundant=10, random_state=seed)
+    rng = np.random.default_rng(seed)
+    for column in range(STUDY_NUMERIC, STUDY_FEATURES):
+        levels = int(rng.integers(STUDY_LEVELS[0], STUDY_LEVELS[1] + 1))
+        cuts = np.quantile(X[:, column], np.linspace(0, 1, levels + 1)[1:-1])
+        X[:, column] = rng.permutation(levels)[np.searchsorted(cuts, X[:, column])]
+    return X, y
+
+
+def sampled_configurations(cfg, n_trials: int, seed: int = 0) -> list[dict]:
+    """n_trials configurations of the method's search space (conf/search_space), drawn by
+    Optuna's random sampler seeded by `seed`: the same list for every engine."""
+    space = distributions(cfg.search_space[cfg.method.name])
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+    configurations = []
+    for _ in range(n_trials):
+        trial = study.ask(space)
+        configurations.append(dict(trial.params))
+        study.tell(trial, 0.0)
+    return configurations
+
+
+def fit_trials(case: str, engine: str, threads: int, n_trials: int, X_train, y_train,
+               X_valid, y_valid) -> float:
+    """A tuned study's trials without the sampler's choices: each sampled configuration is
+    built, fitted on (X_train, y_train) and scored on the validation rows, one after another
+    (as experiments.tuning runs a trial in its worker); the mean validation accuracy."""
+    cfg = case_config(case, engine, threads)
+    scores = []
+    for params in sampled_configurations(cfg, n_trials):
+        model = make_estimator(case, engine, threads, X_train.shape, with_params(cfg, params))
+        scores.append(np.mean(model.fit(X_train, y_train).predict(X_valid) == y_valid))
+    return float(np.mean(scores))
 
 
 def benchmark_data(spec: Case, n_rows: int, n_features: int):
-    """The case's synthetic data (seeded: make_classification with the case's classes, or
-    make_regression), 80% to fit, 20% to score."""
+    """The case's synthetic data (seeded: study_table, make_classification with the case's
+    classes, or make_regression), 80% to fit, 20% to score."""
     informative = min(n_features // 2, 30)
-    if spec.task == "regression":
+    if spec.table is not None:
+        X, y = study_table(n_rows)
+    elif spec.task == "regression":
         X, y = make_regression(n_samples=n_rows, n_features=n_features,
                                n_informative=informative, noise=10.0, random_state=0)
     else:
@@ -165,10 +264,13 @@ def benchmark_data(spec: Case, n_rows: int, n_features: int):
     return train_test_split(X.astype(np.float64), y, test_size=0.2, random_state=0)
 
 
-def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: int) -> dict:
+def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: int,
+               n_trials: int = 1) -> dict:
     """Fit (and predict) once in this process; the measurement as a dict. The peak memory is
     that of the fit, the data included (generating the data peaks higher, so the peak is reset
-    after it). `score`: test accuracy, or R^2 for regression."""
+    after it). `score`: test accuracy, or R^2 for regression. A case of `trials` times
+    fit_trials instead of the fit (its score: their mean accuracy) and reports
+    `trials_per_minute`."""
     spec = CASES[case]
     n_features = spec.n_features or n_features
     X_train, X_test, y_train, y_test = benchmark_data(spec, n_rows, n_features)
@@ -184,9 +286,15 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
         pass  # not Linux: the peak includes the data generation
     rss_before_fit_mb = peak_rss_mb()  # after the reset, the peak is the current RSS
     start = time.perf_counter()
-    estimator.fit(X_train, y_train)
+    if spec.trials:
+        trials_score = fit_trials(case, engine, threads, n_trials, X_train, y_train, X_test,
+                                  y_test)
+    else:
+        estimator.fit(X_train, y_train)
     fit_seconds = time.perf_counter() - start
     fit_peak_rss_mb = peak_rss_mb()
+    if spec.trials:
+        estimator.fit(X_train, y_train)
     X_predict = X_test
     if CASES[case].timed == "predict":
         X_predict = np.tile(X_test, (int(np.ceil(n_rows / len(X_test))), 1))[:n_rows]
@@ -196,12 +304,14 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
     predicted = predicted[:len(y_test)]
     score = (r2_score(y_test, predicted) if spec.task == "regression"
              else float(np.mean(predicted == y_test)))  # fmt: skip
+    trials = {"score": trials_score, "trials": n_trials,
+              "trials_per_minute": 60 * n_trials / fit_seconds} if spec.trials else {}
     return dict(case=case, engine=engine, first_call_seconds=first_call_seconds,
                 fit_seconds=fit_seconds,
                 predict_seconds=predict_seconds, fit_peak_rss_mb=fit_peak_rss_mb,
                 rss_before_fit_mb=rss_before_fit_mb,
                 data_mb=data_mb, score=score, rows=n_rows, features=n_features,
-                predict_rows=len(X_predict))
+                predict_rows=len(X_predict)) | trials
 
 
 def thread_environment(threads: int) -> dict[str, str]:
@@ -230,7 +340,7 @@ def measure(case: str, engine: str, n_rows: int, threads: int, args,
         env["NUMBA_CACHE_DIR"] = cache_dir
     command = [sys.executable, "-m", "experiments.bench", "--worker", case, engine,
                "--rows", str(n_rows), "--features", str(args.features),
-               "--threads", str(threads)]
+               "--threads", str(threads), "--trials", str(args.trials)]
     stdout = run_child(command, env, f"{case}/{engine}")
     return json.loads(stdout.strip().splitlines()[-1])
 
@@ -248,8 +358,9 @@ def measure_rounds(case: str, args, cold: bool) -> list[dict]:
     """A cold in-house run (if `cold`), then `repeats` interleaved rounds of the case's engines
     (and thread counts), each in a fresh worker."""
     spec = CASES[case]
-    n_rows = {"rows": args.rows, "mid_rows": args.mid_rows,
-              "small_rows": args.small_rows}[spec.rows]  # fmt: skip
+    n_rows = (min(spec.rows, args.cap_rows or spec.rows) if isinstance(spec.rows, int)
+              else {"rows": args.rows, "mid_rows": args.mid_rows,
+                    "small_rows": args.small_rows}[spec.rows])  # fmt: skip
     rows = []
     if cold:
         with tempfile.TemporaryDirectory() as empty_cache:
@@ -342,7 +453,8 @@ def run_benchmark(args) -> pd.DataFrame:
 
 MEDIANS = ["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb", "data_mb",
            "fit_memory_over_data_mb", "fit_added_mb", "score", "job_wall_seconds",
-           "lab_overhead_seconds", "cold_start_seconds"]
+           "lab_overhead_seconds", "cold_start_seconds", "trials_per_minute", "rows",
+           "features"]
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -421,7 +533,15 @@ def write_results(summary: pd.DataFrame, out_dir: Path, args) -> None:
               "previous job's MLflow run to the end of its own) and of "
               "`lab_overhead_seconds` = wall - fit - predict; the sweep's process start-up "
               "is left out. `cold_start_seconds`: `python -m ensembles.warm` against an "
-              "empty numba cache.\n\n")
+              "empty numba cache. The shapes studies run on (issue 43): `gbt_2k` (2,000 x "
+              "10, 100 rounds), `gbt_10k` (10,000 x 20, 500 rounds), a real-shaped table of "
+              f"{STUDY_ROWS} rows (`*_table_*`: {STUDY_NUMERIC} numeric and "
+              f"{STUDY_CATEGORICAL} categorical columns of {STUDY_LEVELS[0]}-"
+              f"{STUDY_LEVELS[1]} levels, as ordinal `codes` or split `native`ly where the "
+              "engine can), and `gbt_tuned`: a tuned study's trials on that table at "
+              f"{TUNED_ROWS} rows, {args.trials} configurations of the GBT search space "
+              "(the same for both engines) fitted and scored one after another, "
+              "`trials_per_minute`; `rows` says the rows each case ran.\n\n")
     tables = (f"## Targets\n\n{targets_table(summary).to_markdown(index=False, floatfmt='.3g')}"
               f"\n\n## Medians\n\n{summary.to_markdown(index=False, floatfmt='.3g')}\n")
     (out_dir / "bench.md").write_text(header + tables)
@@ -436,6 +556,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sweep-jobs", type=int, default=10, help="jobs of lab_overhead's sweep")
+    parser.add_argument("--cap-rows", type=int, default=None,
+                        help="at most this many rows in the cases of their own size")
+    parser.add_argument("--trials", type=int, default=20, help="configurations of gbt_tuned")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--out", type=Path, default=REPORTS_OUT)
     parser.add_argument("--no-cold", action="store_true",
@@ -447,7 +570,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.cases:
             parser.error("--no-cold leaves no case to run")
     if args.worker:
-        print(json.dumps(run_worker(*args.worker, args.rows, args.features, args.threads)))
+        print(json.dumps(run_worker(*args.worker, args.rows, args.features, args.threads,
+                                    args.trials)))
         return 0
     summary = summarize(run_benchmark(args))
     write_results(summary, args.out, args)

@@ -1,10 +1,13 @@
 """A small `make bench` runs and writes its table; no test asserts a time."""
 
+import argparse
+
 import numpy as np
 import pandas as pd
 import pytest
+from threadpoolctl import threadpool_limits
 
-from experiments.bench import main
+from experiments.bench import CASES, main, run_worker, study_table, summarize, write_results
 
 pytestmark = pytest.mark.slow  # each case runs in fresh worker processes
 
@@ -100,3 +103,42 @@ def test_the_cold_start_compiles_every_estimator_against_an_empty_cache(tmp_path
     assert (ours.case, ours.engine) == ("cold_start", "inhouse")
     assert ours.cold_start_seconds > 0
     assert "in total <= 15 s" in (tmp_path / "bench.md").read_text()
+
+
+STUDY_CASES = ["gbt_2k", "gbt_10k", "random_forest_table_codes", "random_forest_table_native",
+               "extra_trees_table_codes", "extra_trees_table_native", "adaboost_table",
+               "gbt_tuned"]
+
+
+def test_the_study_shaped_cases_run_on_every_engine_with_their_targets(tmp_path):
+    # in-process workers at 200 rows and one thread (the subprocess round-trip is tested
+    # above; OpenMP's barriers on a loaded machine slowed HistGradientBoosting's 100 rounds on
+    # 160 rows to a minute at two threads)
+    args = argparse.Namespace(repeats=1, threads=1, features=28, rows=0, mid_rows=0,
+                              small_rows=0, sweep_jobs=0, trials=2)
+    with threadpool_limits(limits=1):
+        runs = pd.DataFrame([run_worker(case, engine, 200, 28, 1, n_trials=2)
+                             for case in STUDY_CASES for engine in CASES[case].engines])
+    summary = summarize(runs)
+    write_results(summary, tmp_path, args)
+    assert summary.groupby("case").engine.apply(set).to_dict() == {
+        case: set(CASES[case].engines) for case in STUDY_CASES}
+    every_gbt = {"inhouse", "xgboost", "lightgbm", "sklearn"}
+    assert set(summary[summary.case == "gbt_10k"].engine) == every_gbt
+    assert set(summary[summary.case == "random_forest_table_native"].engine) == every_gbt
+    assert set(summary[summary.case == "gbt_tuned"].engine) == {"inhouse", "xgboost"}
+    ours = summary[summary.engine == "inhouse"].set_index("case")
+    assert ours.ratio_to_fastest_reference.notna().all()
+    assert (ours.features.loc[["gbt_2k", "gbt_10k"]] == [10, 20]).all()
+    tuned = summary[summary.case == "gbt_tuned"]
+    assert np.allclose(tuned.trials_per_minute, 60 * 2 / tuned.fit_seconds)
+    # a table of 30 numeric and 40 categorical columns of 3-25 levels, coded 0..K-1
+    X, _ = study_table(500)
+    codes = [np.unique(X[:, j]) for j in range(30, 70)]
+    assert X.shape == (500, 70) and all(3 <= len(code) <= 25 for code in codes)
+    assert all((code == np.arange(len(code))).all() for code in codes)
+    targets = targets_of(tmp_path)
+    for case in STUDY_CASES:
+        for text in CASES[case].targets.values():
+            assert text in targets
+        assert f"{ours.loc[case, 'ratio_to_fastest_reference']:.3g}" in targets

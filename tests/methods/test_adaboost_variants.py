@@ -164,27 +164,25 @@ def test_three_class_samme_r_is_zhu_et_al_algorithm_4(max_depth, learning_rate):
     assert np.array_equal(last, np.argmax(staged[-1][1], axis=1))
 
 
-@pytest.mark.parametrize("max_depth, learning_rate", [(1, 1.0), (3, 0.5)])
-def test_binary_gentle_adaboost_is_fht_algorithm_4(max_depth, learning_rate):
-    """decision_function is FHT's F, predict_proba p_1 = 1 / (1 + exp(-2F))."""
-    X, y, X_test = _grid_data(n_classes=2)
+# n_classes -> (decision_function of F at round m, predict_proba of the decision function)
+GENTLE_OUTPUTS = {
+    2: (lambda F, m: F[:, 0], lambda F: np.column_stack([1.0 - _sigmoid(2 * F), _sigmoid(2 * F)])),
+    3: (lambda F, m: F, lambda F: _sigmoid(2 * F) / _sigmoid(2 * F).sum(axis=1, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("n_classes, max_depth, learning_rate",
+                         [(2, 1, 1.0), (2, 3, 0.5), (3, 2, 1.0), (3, 3, 0.5)])
+def test_gentle_adaboost_is_fht_algorithm_4(n_classes, max_depth, learning_rate):
+    """Binary: FHT's Algorithm 4, decision_function F, p_1 = 1 / (1 + exp(-2F)); K classes one
+    against the rest, decision_function (F_1, ..., F_K), p_k ~ 1 / (1 + exp(-2 F_k))."""
+    X, y, X_test = _grid_data(n_classes=n_classes)
     staged = _gentle_adaboost(X, y, X_test, max_depth, learning_rate)
     model = AdaBoostClassifier(N_ROUNDS, algorithm="gentle", max_depth=max_depth,
                                learning_rate=learning_rate).fit(X, y)
-    _assert_stages(model, X, X_test, staged, lambda F, m: F[:, 0],
-                   lambda F: np.column_stack([1.0 - _sigmoid(2 * F), _sigmoid(2 * F)]))
-
-
-@pytest.mark.parametrize("max_depth, learning_rate", [(2, 1.0), (3, 0.5)])
-def test_three_class_gentle_adaboost_is_fht_one_vs_rest(max_depth, learning_rate):
-    """decision_function is (F_1, F_2, F_3), predict_proba 1 / (1 + exp(-2 F_k)) normalized."""
-    X, y, X_test = _grid_data(n_classes=3)
-    staged = _gentle_adaboost(X, y, X_test, max_depth, learning_rate)
-    model = AdaBoostClassifier(N_ROUNDS, algorithm="gentle", max_depth=max_depth,
-                               learning_rate=learning_rate).fit(X, y)
-    _assert_stages(model, X, X_test, staged, lambda F, m: F,
-                   lambda F: _sigmoid(2 * F) / _sigmoid(2 * F).sum(axis=1, keepdims=True))
-    assert all(len(trees) == 3 for trees in model.estimators_)
+    _assert_stages(model, X, X_test, staged, *GENTLE_OUTPUTS[n_classes])
+    if n_classes > 2:  # one tree per class and round
+        assert all(len(trees) == n_classes for trees in model.estimators_)
     assert np.isclose(model.feature_importances_.sum(), 1.0)
 
 
