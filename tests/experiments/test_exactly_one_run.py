@@ -14,6 +14,7 @@ import pytest
 from mlflow import MlflowClient
 
 from experiments import claims
+from experiments.store import sqlite_creation_lock
 from experiments.sweep_record import outcome_counts
 
 SWEEP = ["-m", "dataset=wine,diabetes", "method=gbt,random_forest", "engine=inhouse,sklearn",
@@ -36,9 +37,13 @@ def sweep_process(tmp_path, *overrides: str, experiment: str) -> subprocess.Pope
 
 
 def all_runs(tmp_path, experiment: str) -> list:
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    found = client.get_experiment_by_name(experiment)
-    return client.search_runs([found.experiment_id], max_results=1000)
+    """The experiment's runs, read under the lab's creation lock: a reader that opens a store
+    the sweep is creating would create its tables too, and one of the two fails."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with sqlite_creation_lock(uri):
+        client = MlflowClient(uri)
+        found = client.get_experiment_by_name(experiment)
+        return client.search_runs([found.experiment_id], max_results=1000)
 
 
 def assert_one_ok_run_per_job(runs: list, n_jobs: int) -> None:
@@ -79,7 +84,7 @@ def test_a_sweep_killed_with_sigkill_is_failed_by_the_next_sweep(tmp_path):
         except Exception:  # noqa: BLE001 - the store or the experiment is being created
             pass
         time.sleep(0.2)
-    assert killed.poll() is None, "the sweep ended before it was killed"
+    assert killed.poll() is None, f"the sweep ended before it was killed: {killed.communicate()}"
     killed.send_signal(signal.SIGKILL)
     killed.communicate(timeout=30)
     left = all_runs(tmp_path, "killed")
