@@ -73,4 +73,4 @@ data: $(STAMP)
 
 # a team store on this host: PostgreSQL + mlflow server on 127.0.0.1:5000, data in .team/
 server: $(TEAM_STAMP)
-	$(PY) -m experiments.team_server $(ARGS)
+	$(PY) -m experiments.store.team_server $(ARGS)

@@ -79,8 +79,9 @@ class Case:
     data: task, classes, features (None: --features), whether each engine also runs at one
     thread, the table (None: make_classification's numeric columns; "codes" or "native": the
     real-shaped table of study_table, its categorical columns read as ordinal codes or split
-    natively) and, for a tuned study's throughput, `trials`: the timed fit is a loop of
-    --trials fits of configurations sampled from the method's search space."""
+    natively), for a tuned study's throughput, `trials`: the timed fit is a loop of
+    --trials fits of configurations sampled from the method's search space, and `references`:
+    the engines whose fastest time its ratio divides by (none: no ratio)."""
 
     rows: str | int
     engines: tuple[str, ...]
@@ -93,6 +94,7 @@ class Case:
     also_one_thread: bool = False
     table: str | None = None
     trials: bool = False
+    references: tuple[str, ...] = ()
 
     def dataset_overrides(self) -> list[str]:
         """The dataset config a sweep would use for this data (the mapping picks the loss)."""
@@ -103,35 +105,38 @@ class Case:
 
 
 GBT_ENGINES = (INHOUSE, "xgboost", "lightgbm", "sklearn")
+GBT_REFERENCES = ("xgboost", "lightgbm")
 RATIO = "ratio_to_fastest_reference"
 CASES = {
     "gbt_depthwise": Case("rows", GBT_ENGINES,
                           {RATIO: "fit <= 0.6x the faster of XGBoost and LightGBM",
                            "memory_ratio_to_xgboost": "memory the fit adds <= 0.7x XGBoost's"},
-                          GBT),
+                          GBT, references=GBT_REFERENCES),
     "gbt_lossguide": Case("rows", GBT_ENGINES,
                           {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"},
-                          GBT + LOSSGUIDE),
+                          GBT + LOSSGUIDE, references=GBT_REFERENCES),
     "gbt_depthwise_small": Case("small_rows", GBT_ENGINES,
-                                {RATIO: "fit <= 0.8x the faster of XGBoost and LightGBM"}, GBT),
+                                {RATIO: "fit <= 0.8x the faster of XGBoost and LightGBM"}, GBT,
+                                references=GBT_REFERENCES),
     "random_forest": Case("small_rows", (INHOUSE, "sklearn"),
                           {RATIO: "fit >= 10x faster than scikit-learn; predict and peak memory "
                                   "<= scikit-learn's"},
-                          ("method=random_forest", "method.n_estimators=100")),
+                          ("method=random_forest", "method.n_estimators=100"),
+                          references=("sklearn",)),
     "adaboost": Case("small_rows", (INHOUSE, "sklearn"),
                      {RATIO: "fit >= 10x faster than scikit-learn"},
-                     ("method=adaboost", "method.n_estimators=400")),
+                     ("method=adaboost", "method.n_estimators=400"), references=("sklearn",)),
     "gbt_predict": Case("rows", (INHOUSE, "xgboost"), {RATIO: "predict <= 0.7x XGBoost"}, GBT,
-                        "predict"),
+                        "predict", references=("xgboost",)),
     "gbt_multiclass": Case("mid_rows", GBT_ENGINES,
                            {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"}, GBT,
-                           task="multiclass", n_classes=8),
+                           task="multiclass", n_classes=8, references=GBT_REFERENCES),
     "gbt_regression": Case("rows", GBT_ENGINES,
                            {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"}, GBT,
-                           task="regression"),
+                           task="regression", references=GBT_REFERENCES),
     "gbt_wide": Case("small_rows", GBT_ENGINES,
                      {RATIO: "fit <= 0.8x the faster of XGBoost and LightGBM"}, GBT,
-                     n_features=500),
+                     n_features=500, references=GBT_REFERENCES),
     "gbt_threads": Case("rows", (INHOUSE,),
                         {"speedup_over_one_thread": "fit at 2 threads >= 1.7x faster than at 1"},
                         GBT, also_one_thread=True),
@@ -153,40 +158,29 @@ STUDY_FEATURES = STUDY_NUMERIC + STUDY_CATEGORICAL
 CASES |= {
     "gbt_2k": Case(2000, GBT_ENGINES,
                    {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"}, GBT,
-                   n_features=10),
+                   n_features=10, references=GBT_REFERENCES),
     "gbt_10k": Case(10_000, GBT_ENGINES,
                     {RATIO: "fit <= 0.7x the faster of XGBoost and LightGBM"},
-                    (*GBT, "method.n_estimators=500"), n_features=20),
+                    (*GBT, "method.n_estimators=500"), n_features=20,
+                    references=GBT_REFERENCES),
     **{f"{method}_table_{table}": Case(
         STUDY_ROWS, FOREST_ENGINES if method == "random_forest" else (INHOUSE, "sklearn"),
         FOREST_TARGET, (f"method={method}", "method.n_estimators=100"),
-        n_features=STUDY_FEATURES, table=table)
+        n_features=STUDY_FEATURES, table=table, references=("sklearn",))
        for method in ("random_forest", "extra_trees") for table in ("codes", "native")},
     "adaboost_table": Case(STUDY_ROWS, (INHOUSE, "sklearn"),
                            {RATIO: "fit <= scikit-learn's (ratio <= 1)"},
                            ("method=adaboost", "method.n_estimators=100"),
-                           n_features=STUDY_FEATURES, table="codes"),
+                           n_features=STUDY_FEATURES, table="codes", references=("sklearn",)),
     "gbt_tuned": Case(TUNED_ROWS, (INHOUSE, "xgboost"),
                       {RATIO: "trials per minute >= 1.5x XGBoost's (time of the trials "
                               "<= 0.67x)"},
-                      ("method=gbt",), n_features=STUDY_FEATURES, table="codes", trials=True),
+                      ("method=gbt",), n_features=STUDY_FEATURES, table="codes", trials=True,
+                      references=("xgboost",)),
 }
 SWEEP_TIMED = ("lab_overhead", "cold_start")  # cases measured by a whole program, not workers
 COLD_START_PROGRAM = ("import json, sys; from ensembles.warm import compile_all; "
                       "print(json.dumps(compile_all(processes=int(sys.argv[1]))))")
-GBT_REFERENCES = ("xgboost", "lightgbm")
-FAST_REFERENCES = {"gbt_depthwise": GBT_REFERENCES, "gbt_lossguide": GBT_REFERENCES,
-                   "gbt_depthwise_small": GBT_REFERENCES, "gbt_multiclass": GBT_REFERENCES,
-                   "gbt_regression": GBT_REFERENCES, "gbt_wide": GBT_REFERENCES,
-                   "random_forest": ("sklearn",), "adaboost": ("sklearn",),
-                   "gbt_predict": ("xgboost",), "gbt_threads": (), "lab_overhead": (),
-                   "cold_start": (), "gbt_2k": GBT_REFERENCES, "gbt_10k": GBT_REFERENCES,
-                   "adaboost_table": ("sklearn",), "gbt_tuned": ("xgboost",),
-                   **{f"{method}_table_{table}": ("sklearn",)
-                      for method in ("random_forest", "extra_trees")
-                      for table in ("codes", "native")}}
-
-
 def case_config(case: str, engine: str, threads: int):
     """The job config of one (case, engine): the case's method config on its task."""
     overrides = [*CASES[case].method, *CASES[case].dataset_overrides(), f"engine={engine}",
@@ -269,7 +263,7 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
     """Fit (and predict) once in this process; the measurement as a dict. The peak memory is
     that of the fit, the data included (generating the data peaks higher, so the peak is reset
     after it). `score`: test accuracy, or R^2 for regression. A case of `trials` times
-    fit_trials instead of the fit (its score: their mean accuracy) and reports
+    fit_trials instead of the fit (its score: their mean accuracy; no predict) and reports
     `trials_per_minute`."""
     spec = CASES[case]
     n_features = spec.n_features or n_features
@@ -293,10 +287,15 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
         estimator.fit(X_train, y_train)
     fit_seconds = time.perf_counter() - start
     fit_peak_rss_mb = peak_rss_mb()
+    measured = dict(case=case, engine=engine, first_call_seconds=first_call_seconds,
+                    fit_seconds=fit_seconds, fit_peak_rss_mb=fit_peak_rss_mb,
+                    rss_before_fit_mb=rss_before_fit_mb, data_mb=data_mb, rows=n_rows,
+                    features=n_features)
     if spec.trials:
-        estimator.fit(X_train, y_train)
+        return measured | {"score": trials_score, "trials": n_trials,
+                           "trials_per_minute": 60 * n_trials / fit_seconds}
     X_predict = X_test
-    if CASES[case].timed == "predict":
+    if spec.timed == "predict":
         X_predict = np.tile(X_test, (int(np.ceil(n_rows / len(X_test))), 1))[:n_rows]
     start = time.perf_counter()
     predicted = estimator.predict(X_predict)
@@ -304,14 +303,8 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
     predicted = predicted[:len(y_test)]
     score = (r2_score(y_test, predicted) if spec.task == "regression"
              else float(np.mean(predicted == y_test)))  # fmt: skip
-    trials = {"score": trials_score, "trials": n_trials,
-              "trials_per_minute": 60 * n_trials / fit_seconds} if spec.trials else {}
-    return dict(case=case, engine=engine, first_call_seconds=first_call_seconds,
-                fit_seconds=fit_seconds,
-                predict_seconds=predict_seconds, fit_peak_rss_mb=fit_peak_rss_mb,
-                rss_before_fit_mb=rss_before_fit_mb,
-                data_mb=data_mb, score=score, rows=n_rows, features=n_features,
-                predict_rows=len(X_predict)) | trials
+    return measured | dict(predict_seconds=predict_seconds, score=score,
+                           predict_rows=len(X_predict))
 
 
 def thread_environment(threads: int) -> dict[str, str]:
@@ -485,7 +478,7 @@ def ratios_to_fastest_reference(medians: pd.DataFrame) -> list[float]:
     for _, row in medians.iterrows():
         timed = f"{CASES[row.case].timed}_seconds"
         references = medians[(medians.case == row.case)
-                             & medians.engine.isin(FAST_REFERENCES[row.case])]
+                             & medians.engine.isin(CASES[row.case].references)]
         fastest = references[timed].min() if len(references) else np.nan
         ratios.append(row[timed] / fastest if row.engine.startswith(INHOUSE) else np.nan)
     return ratios
@@ -547,18 +540,28 @@ def write_results(summary: pd.DataFrame, out_dir: Path, args) -> None:
     (out_dir / "bench.md").write_text(header + tables)
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1 (a count of rows, threads, repeats or trials)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.bench")
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--mid-rows", type=int, default=300_000)
-    parser.add_argument("--small-rows", type=int, default=100_000)
-    parser.add_argument("--features", type=int, default=28)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--sweep-jobs", type=int, default=10, help="jobs of lab_overhead's sweep")
-    parser.add_argument("--cap-rows", type=int, default=None,
+    parser.add_argument("--rows", type=positive_int, default=1_000_000)
+    parser.add_argument("--mid-rows", type=positive_int, default=300_000)
+    parser.add_argument("--small-rows", type=positive_int, default=100_000)
+    parser.add_argument("--features", type=positive_int, default=28)
+    parser.add_argument("--threads", type=positive_int, default=2)
+    parser.add_argument("--repeats", type=positive_int, default=3)
+    parser.add_argument("--sweep-jobs", type=positive_int, default=10,
+                        help="jobs of lab_overhead's sweep")
+    parser.add_argument("--cap-rows", type=positive_int, default=None,
                         help="at most this many rows in the cases of their own size")
-    parser.add_argument("--trials", type=int, default=20, help="configurations of gbt_tuned")
+    parser.add_argument("--trials", type=positive_int, default=20,
+                        help="configurations of gbt_tuned")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--out", type=Path, default=REPORTS_OUT)
     parser.add_argument("--no-cold", action="store_true",

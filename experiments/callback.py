@@ -17,7 +17,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 from tqdm import tqdm
 
-from experiments import journal, ray_cluster
+from experiments import ray_cluster
 from experiments.config_errors import (
     describe_config_error,
     exit_if_files_share_a_name,
@@ -25,10 +25,11 @@ from experiments.config_errors import (
     exit_if_uncached,
     exit_with,
 )
-from experiments.liveness import beat_run, fail_orphans, heartbeat
-from experiments.store import CredentialsInURI, tracking_uri
-from experiments.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
-from experiments.tracking import SWEEP_RUN_ENV, error_line, open_experiment
+from experiments.store import journal
+from experiments.store.liveness import beat_run, fail_orphans, heartbeat
+from experiments.store.sweep_record import close_sweep_run, job_counts, open_sweep_run, summary_line
+from experiments.store.tracking import SWEEP_RUN_ENV, error_line, open_experiment
+from experiments.store.uri import CredentialsInURI, tracking_uri
 
 COMPOSED: dict[tuple[str, ...], DictConfig] = {}  # the sweep's job configs, by their overrides
 SWEEP_HEARTBEAT = ExitStack()  # the sweep run's heartbeat (launchers pickle the callback)

@@ -12,10 +12,10 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from experiments.configs import EvalKind, UncachedPolicy, group_options
-from experiments.datasets import load_dataset, single_row_classes
+from experiments.data.datasets import load_dataset, single_row_classes
+from experiments.data.suite_cache import is_cached, not_cached_message
+from experiments.data.table_files import absolute_path
 from experiments.studies import StudyError
-from experiments.suite_cache import is_cached, not_cached_message
-from experiments.table_files import absolute_path
 from experiments.tuning.choices import refused_choice
 from experiments.tuning.search import SAMPLERS
 from experiments.tuning.selection import TUNE_METRICS

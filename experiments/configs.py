@@ -151,7 +151,7 @@ class DecimalMark(Enum):
 
 @dataclass
 class TableConfig(DatasetConfig):
-    """A local CSV or Parquet file (experiments.table_files): `name` names it in runs and
+    """A local CSV or Parquet file (experiments.data.table_files): `name` names it in runs and
     reports (default: the file's stem); `target` is the label column; the task is the user's to
     state (dataset.task=binary|multiclass|regression); `categorical`: how non-numeric features
     are encoded; `sep` (None: sniffed among , ; tab |) and `decimal` (point, comma) read a CSV
@@ -422,7 +422,7 @@ class EvalConfig:
     n_repeats: int = 1
     curve_every: int = 10  # learning-curve step of iterative methods, in rounds
     parity: bool = False  # also fit the in-house estimator and log parity_* metrics
-    n_bootstrap: int = 20  # training sets of kind=bias_variance (analyses/bias_variance.py)
+    n_bootstrap: int = 20  # training sets of kind=bias_variance (experiments/bias_variance.py)
 
 
 @dataclass
@@ -431,7 +431,8 @@ class MlflowConfig:
 
     tracking_uri: str | None = None
     experiment_name: str = "default"
-    journal_dir: str = "multirun/journal"  # outcomes the store did not take (experiments.journal)
+    # outcomes the store did not take (experiments.store.journal)
+    journal_dir: str = "multirun/journal"
 
 
 class InnerKind(Enum):

@@ -1,27 +1,42 @@
 """`make ui`: MLflow's UI on the lab's store, opened at an experiment's runs. MLflow 3 lands on
 its GenAI overview (traces, an assistant); the runs of a sweep are the experiment's view with
-`workflowType=machine_learning`, whose URL this prints before it starts the UI."""
+`workflowType=machine_learning`, whose URL this prints before it starts the UI. The URL names the
+lab's view of the runs (MLflow's shared view state, an experiment tag): the columns to compare
+jobs by, one group of rows per dataset."""
 
 import argparse
+import json
 import os
 import sys
 
 from mlflow import MlflowClient
 
-from experiments.store import JOBS_OFF, CredentialsInURI, tracking_uri
+from experiments.store.uri import JOBS_OFF, CredentialsInURI, tracking_uri
 
 HOST = "127.0.0.1"
+VIEW_KEY = "lab"  # the view lives in the experiment's tag mlflow.sharedViewState.lab
+VIEW = {  # MLflow's shared view state: the job tags and test metric as columns, rows by dataset
+    "selectedColumns": [*(f"tags.`{tag}`" for tag in ("dataset", "method", "engine", "seed")),
+                        "metrics.`test_error`", "metrics.`test_rmse`"],
+    "groupBy": {"aggregateFunction": "average",
+                "groupByKeys": [{"mode": "tag", "groupByData": "dataset"}]},
+}  # fmt: skip
 
 
 def runs_view_url(uri: str, experiment: str, port: int) -> str:
-    """The UI's runs view of `experiment` in the store at `uri`
-    (http://127.0.0.1:PORT/#/experiments/ID?workflowType=machine_learning); the experiments list
-    when the store has no such experiment yet."""
+    """The UI's runs view of `experiment` in the store at `uri`, as the lab's view (`VIEW`, which
+    this writes into the experiment's tag mlflow.sharedViewState.lab):
+    http://127.0.0.1:PORT/#/experiments/ID/runs?viewStateShareKey=lab&workflowType=machine_learning;
+    the experiments list when the store has no such experiment yet (or only a deleted one)."""
     home = f"http://{HOST}:{port}/"
-    found = MlflowClient(uri).get_experiment_by_name(experiment)
-    if found is None:
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None or found.lifecycle_stage != "active":
         return f"{home}#/experiments"
-    return f"{home}#/experiments/{found.experiment_id}?workflowType=machine_learning"
+    client.set_experiment_tag(found.experiment_id, f"mlflow.sharedViewState.{VIEW_KEY}",
+                              json.dumps(VIEW))  # fmt: skip
+    return (f"{home}#/experiments/{found.experiment_id}/runs?viewStateShareKey={VIEW_KEY}"
+            "&workflowType=machine_learning")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,9 +18,7 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from ensembles import warm
-from experiments import tracking
-from experiments.analyses.bias_variance import evaluate_bias_variance
-from experiments.claims import job_claim
+from experiments.bias_variance import evaluate_bias_variance
 from experiments.config_errors import (
     causes,
     exit_if_invalid,
@@ -29,14 +27,16 @@ from experiments.config_errors import (
     uncached_skip_reason,
 )
 from experiments.configs import EvalKind, register_configs
-from experiments.datasets import describe_dataset, load_dataset, suite_dataset_megabytes
+from experiments.data.datasets import describe_dataset, load_dataset, suite_dataset_megabytes
 from experiments.engines import SkippedJob, build, build_estimator, check_takes_missing_values
 from experiments.evaluation import cap_training_rows, evaluate, primary_metric, splits
-from experiments.journal import journal_file, record_job, replay
-from experiments.liveness import fail_orphans
 from experiments.memory import available_mb, peak_rss_mb, reset_peak_rss
-from experiments.store import CredentialsInURI, refuse_credentials, tracking_uri
-from experiments.tracking import job_name
+from experiments.store import tracking
+from experiments.store.claims import job_claim
+from experiments.store.journal import journal_file, record_job, replay
+from experiments.store.liveness import fail_orphans
+from experiments.store.tracking import job_name
+from experiments.store.uri import CredentialsInURI, refuse_credentials, tracking_uri
 from experiments.tuning.search import Tuner
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ def run_job(cfg: DictConfig) -> str:
     """Run one job as one MLflow run (what `python -m experiments.run` does for each job).
 
     It never raises but for Ctrl-C, so a sweep goes on past a failed job: an outcome the store
-    does not take (unreachable past its retries) is journaled (experiments.journal) and the
+    does not take (unreachable past its retries) is journaled (experiments.store.journal) and the
     job counts as failed.
 
     Parameters
@@ -81,7 +81,7 @@ def run_job(cfg: DictConfig) -> str:
 
 
 def claim_and_run(cfg: DictConfig, key: str, sweep: str | None) -> str:
-    """Fail the job's orphaned runs; under resume, claim the job (experiments.claims) and run
+    """Fail the job's orphaned runs; under resume, claim the job (experiments.store.claims) and run
     it unless another process holds it or a done run of its run_key exists."""
     experiment_id = tracking.open_experiment(cfg.mlflow)
     fail_orphans(experiment_id, key, sweep)
@@ -208,7 +208,7 @@ def hydra_job(cfg: DictConfig) -> str:
 
 
 def replay_journals(settings: DictConfig) -> None:
-    """Write what the store did not take earlier (experiments.journal); with the store still
+    """Write what the store did not take earlier (experiments.store.journal); with the store still
     unreachable, the job journals its own outcome as well."""
     try:
         replay(settings.journal_dir, tracking_uri(settings.tracking_uri))

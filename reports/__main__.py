@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from experiments.paths import REPORTS_OUT
-from experiments.store import CredentialsInURI, tracking_uri
+from experiments.store.uri import CredentialsInURI, tracking_uri
 from reports.build import build_report
 from reports.runs import ReportError
 

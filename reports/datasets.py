@@ -1,5 +1,5 @@
 """The datasets table, the first table of a benchmark paper: one row per dataset of the
-experiment, from the data.* tags its runs logged (experiments.datasets.describe_dataset)."""
+experiment, from the data.* tags its runs logged (experiments.data.datasets.describe_dataset)."""
 
 import pandas as pd
 

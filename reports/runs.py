@@ -11,7 +11,7 @@ import pandas as pd
 from mlflow import MlflowClient
 
 from experiments.analyses.findings import MARGINS_ARTIFACT
-from experiments.store import sqlite_path
+from experiments.store.uri import sqlite_path
 
 RUN_TAGS = (
     "dataset",

@@ -35,7 +35,7 @@ def column_keys(frame: pd.DataFrame) -> list[str]:
     return PAIR_KEYS
 
 
-DATA_SHA256 = "data.sha256"  # a file dataset's content hash (experiments.datasets)
+DATA_SHA256 = "data.sha256"  # a file dataset's content hash (experiments.data.datasets)
 
 
 def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:

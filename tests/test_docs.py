@@ -15,7 +15,7 @@ import ensembles
 import reports
 from ensembles.losses import make_loss
 from experiments.bench import summarize, write_results
-from experiments.datasets import load_dataset
+from experiments.data.datasets import load_dataset
 from experiments.engines import build_estimator
 from experiments.paths import PROJECT_ROOT
 from experiments.run import run_job
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*MystReferenceResolver.app' is 
 SECTIONS = ("Parameters", "Attributes", "References", "Examples")
 # the public functions, by the path the API page documents them under
 FUNCTIONS = {"reports.build_report": reports.build_report, "experiments.run.run_job": run_job,
-             "experiments.datasets.load_dataset": load_dataset,
+             "experiments.data.datasets.load_dataset": load_dataset,
              "experiments.engines.build_estimator": build_estimator,
              "ensembles.losses.make_loss": make_loss}
 

@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
 from experiments.configs import EngineDefaults, Task, method_key
-from experiments.datasets import categorical_columns, native_category_counts
+from experiments.data.datasets import categorical_columns, native_category_counts
 from experiments.engines.catalog import METHODS
 from experiments.engines.categorical import with_native_categories
 from experiments.engines.library_defaults import with_library_defaults

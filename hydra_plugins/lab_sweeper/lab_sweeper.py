@@ -32,10 +32,15 @@ from joblib.externals.loky import get_reusable_executor
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 from omegaconf import DictConfig, open_dict, read_write
 
-from experiments import tracking
 from experiments.callback import take_composed
-from experiments.tracking import job_name
-from experiments.worker_faults import fail_dead_runs, job_outcome, record_failed, sweep_experiment
+from experiments.store import tracking
+from experiments.store.tracking import job_name
+from experiments.store.worker_faults import (
+    fail_dead_runs,
+    job_outcome,
+    record_failed,
+    sweep_experiment,
+)
 
 log = logging.getLogger(__name__)
 

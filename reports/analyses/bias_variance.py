@@ -1,4 +1,4 @@
-"""Tables of the bias-variance decomposition (bv_*, experiments/analyses/bias_variance.py)."""
+"""Tables of the bias-variance decomposition (bv_*, experiments/bias_variance.py)."""
 
 import pandas as pd
 
@@ -15,7 +15,7 @@ ZERO_ONE_COLUMNS = {
 SQUARED_LOSS_COLUMNS = {"bv_loss": "loss", "bv_bias": "bias^2", "bv_variance": "variance"}
 BIAS_VARIANCE_CAPTION = (
     "Bias-variance decomposition of the test loss over eval.n_bootstrap bootstrap training sets "
-    "and a fixed test set (experiments/analyses/bias_variance.py); mean {pm} sample std over "
+    "and a fixed test set (experiments/bias_variance.py); mean {pm} sample std over "
     "seeds (one test set each); lowest per column in bold. {loss}"
 )
 SQUARED_LOSS_NOTE = (

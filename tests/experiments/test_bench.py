@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # each case runs in fresh worker processes
 
 
 def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):
-    main(["--cases", "adaboost", "--small-rows", "2000", "--repeats", "2",
+    main(["--cases", "adaboost", "--small-rows", "2000", "--repeats", "2", "--threads", "1",
           "--out", str(tmp_path)])
     summary = pd.read_csv(tmp_path / "bench.csv")
     assert set(summary.engine) == {"inhouse (cold)", "inhouse", "sklearn"}
@@ -28,9 +28,11 @@ def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):
 
 
 def test_the_multiclass_regression_and_wide_cases_run_on_every_gbt_engine(tmp_path):
+    # one thread: what is tested does not depend on it, and two-thread fits spin while the
+    # other test worker holds the second core (docs/small_tables.md)
     main(["--cases", "gbt_multiclass", "gbt_regression", "gbt_wide", "--rows", "3000",
           "--mid-rows", "3000", "--small-rows", "1000", "--repeats", "1", "--no-cold",
-          "--out", str(tmp_path)])
+          "--threads", "1", "--out", str(tmp_path)])
     summary = pd.read_csv(tmp_path / "bench.csv").set_index(["case", "engine"])
     engines = ["inhouse", "xgboost", "lightgbm", "sklearn"]
     for case in ("gbt_multiclass", "gbt_regression", "gbt_wide"):
@@ -50,7 +52,7 @@ def targets_of(out_dir) -> str:
 
 def test_the_fit_memory_over_the_data_is_compared_with_xgboosts(tmp_path):
     main(["--cases", "gbt_depthwise", "--rows", "3000", "--repeats", "1", "--no-cold",
-          "--out", str(tmp_path)])
+          "--threads", "1", "--out", str(tmp_path)])
     summary = pd.read_csv(tmp_path / "bench.csv").set_index("engine")
     # one repeat: each median is that run's value, so the columns can be recomputed by hand
     over_data = summary.fit_peak_rss_mb - summary.data_mb

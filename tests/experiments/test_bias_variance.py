@@ -7,7 +7,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from mlflow import MlflowClient
 
-from experiments.analyses.bias_variance import (
+from experiments.bias_variance import (
     bootstrap_samples,
     main_prediction,
     squared_loss_decomposition,

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from experiments.run import exit_if_credentials_in_uri
-from experiments.store import CredentialsInURI, refuse_credentials
+from experiments.store.uri import CredentialsInURI, refuse_credentials
 from reports.__main__ import main as report_main
 
 SECRET = "pl4nted-s3cret"

@@ -16,11 +16,11 @@ from sklearn.datasets import (
     make_regression,
 )
 
-import experiments.datasets
+import experiments.data.datasets
 from experiments.configs import Task, group_options
-from experiments.datasets import load_dataset, load_openml
+from experiments.data.datasets import load_dataset, load_openml
+from experiments.data.suite_cache import OPENML_HOME_ENV
 from experiments.run import run_job
-from experiments.suite_cache import OPENML_HOME_ENV
 
 CHI2_10_MEDIAN = 9.34181776559197  # median of chi-square, 10 degrees of freedom (ESL eq. 10.2)
 
@@ -78,7 +78,7 @@ def table(tmp_path):
 
 @pytest.fixture
 def fake_openml(monkeypatch):
-    """experiments.openml's fetch_frame replaced by one that serves mixed_frame() (default
+    """experiments.data.openml's fetch_frame replaced by one that serves mixed_frame() (default
     target `label`) and records the calls."""
     calls = []
 
@@ -86,7 +86,7 @@ def fake_openml(monkeypatch):
         calls.append({"data_id": data_id, "data_home": data_home})
         return mixed_frame(), {"default_target_attribute": "label"}
 
-    monkeypatch.setattr(experiments.datasets, "fetch_frame", fetch_frame)
+    monkeypatch.setattr(experiments.data.datasets, "fetch_frame", fetch_frame)
     return calls
 
 

@@ -9,7 +9,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from experiments.callback import sweep_job_configs
 from experiments.configs import method_key
-from experiments.datasets import load_dataset
+from experiments.data.datasets import load_dataset
 from experiments.engines import build_estimator
 from experiments.evaluation import splits
 from experiments.paths import CONF_DIR

@@ -13,9 +13,9 @@ import mlflow
 import pytest
 from mlflow import MlflowClient
 
-from experiments import claims
-from experiments.store import sqlite_creation_lock
-from experiments.sweep_record import outcome_counts
+from experiments.store import claims
+from experiments.store.sweep_record import outcome_counts
+from experiments.store.uri import sqlite_creation_lock
 
 SWEEP = ["-m", "dataset=wine,diabetes", "method=gbt,random_forest", "engine=inhouse,sklearn",
          "seed=0", "method.n_estimators=10"]  # 8 jobs

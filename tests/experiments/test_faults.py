@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from experiments.liveness import ORPHAN_AFTER_SECONDS, orphan_reason
+from experiments.store.liveness import ORPHAN_AFTER_SECONDS, orphan_reason
 from reports.build import build_report
 
 SLOW_JOB = ["dataset=hastie_10_2", "method=gbt", "method.n_estimators=3000", "engine=inhouse",

@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 
-from experiments.datasets import load_dataset
+from experiments.data.datasets import load_dataset
 from experiments.engines import build_estimator
 from experiments.engines.spec import SkippedJob
 from experiments.evaluation import splits

@@ -13,7 +13,7 @@ from ensembles import warm
 from experiments import run
 from experiments.environment import lock_tag
 from experiments.run import run_job
-from experiments.tracking import run_key
+from experiments.store.tracking import run_key
 
 SMALL = ["engine=sklearn", "method.n_estimators=10"]
 JOB_TAGS = set("dataset method loss engine seed task status git_commit run_key".split())

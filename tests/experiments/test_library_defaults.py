@@ -10,7 +10,7 @@ from sklearn import ensemble
 from sklearn.datasets import make_classification, make_regression
 
 from experiments.engines import SkippedJob, build
-from experiments.tracking import job_config, job_name, run_key
+from experiments.store.tracking import job_config, job_name, run_key
 
 BINARY = make_classification(300, 8, n_informative=5, random_state=0)
 REGRESSION = make_regression(300, 8, noise=10.0, random_state=0)

@@ -19,10 +19,10 @@ import pytest
 import sklearn.datasets._openml as sklearn_openml
 from sklearn.datasets import fetch_openml
 
-from experiments import data
-from experiments.datasets import load_dataset
-from experiments.openml import fetch_frame
-from experiments.suite_cache import read_dataset
+from experiments.data import fetch
+from experiments.data.datasets import load_dataset
+from experiments.data.openml import fetch_frame
+from experiments.data.suite_cache import read_dataset
 
 RECORDED = Path(str(resources.files("sklearn.datasets.tests.data.openml")))  # as conftest's
 
@@ -190,7 +190,7 @@ def test_make_data_fetches_what_it_can_and_names_the_dataset_it_cannot(recorded_
     suite = tmp_path / "recorded.yaml"
     suite.write_text(SUITE_YAML)
     cache = str(tmp_path / "cache")
-    assert data.main(["fetch", str(suite), "--cache", cache]) == 1
+    assert fetch.main(["fetch", str(suite), "--cache", cache]) == 1
     captured = capsys.readouterr()
     assert [line for line in captured.err.splitlines() if line.startswith("error:")] == [
         "error: australian: OpenML dataset 292 (Australian) is sparse ARFF, which the lab "

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from experiments.config_errors import exit_if_files_share_a_name, exit_if_invalid
-from experiments.datasets import load_dataset
+from experiments.data.datasets import load_dataset
+from experiments.data.table_files import DataWarning
 from experiments.run import run_job
-from experiments.table_files import DataWarning
-from experiments.tracking import run_key
+from experiments.store.tracking import run_key
 from reports.build import build_report
 from reports.runs import load_runs, open_experiment
 from reports.tables import ok_runs

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from experiments.paths import PROJECT_ROOT
-from experiments.store import sqlite_path, tracking_uri
+from experiments.store.uri import sqlite_path, tracking_uri
 from reports.build import build_report
 
 

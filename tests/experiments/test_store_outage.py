@@ -14,10 +14,10 @@ import pytest
 from mlflow import MlflowClient
 from mlflow.exceptions import MlflowException
 
-from experiments import journal
 from experiments.run import run_job
-from experiments.store import JOBS_OFF
-from experiments.team_server import wait_until_ready
+from experiments.store import journal
+from experiments.store.team_server import wait_until_ready
+from experiments.store.uri import JOBS_OFF
 
 SWEEP = ["-m", "dataset=wine,breast_cancer", "method=gbt", "method.n_estimators=200",
          "engine=inhouse", "eval.curve_every=0", "seed=0,1,2"]  # 6 jobs of about a second

@@ -12,7 +12,7 @@ from mlflow.protos.databricks_pb2 import (
 )
 
 from experiments.run import run_job
-from experiments.store_retry import ATTEMPTS, RACE_ATTEMPTS, retry_when_busy
+from experiments.store.retry import ATTEMPTS, RACE_ATTEMPTS, retry_when_busy
 
 
 def failing_twice(error_code: int):
@@ -62,7 +62,7 @@ def test_a_job_whose_metric_batches_meet_a_busy_store_logs_them_all(
 
     monkeypatch.setattr(MlflowClient, "log_batch", log_batch_when_free)
     cfg = compose_job("dataset=diabetes", "method=gbt", "method.n_estimators=4")
-    with caplog.at_level(logging.WARNING, logger="experiments.store_retry"):
+    with caplog.at_level(logging.WARNING, logger="experiments.store.retry"):
         assert run_job(cfg) == "ok"
     assert sum("Retrying" in record.getMessage() for record in caplog.records) == 2
     [logged] = runs_of(cfg)

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import data
-from experiments.suite_cache import dataset_paths, read_dataset, write_dataset
+from experiments.data import fetch
+from experiments.data.suite_cache import dataset_paths, read_dataset, write_dataset
 from reports.build import build_report
 
 SUITE_YAML = """# @package suite
@@ -132,9 +132,9 @@ def test_fetch_writes_what_openml_answers_and_verify_finds_a_damaged_file(tmp_pa
         name = "toy_clf" if data_id == 90001 else "toy_reg"
         return frames[name][0], {"version": "3", "default_target_attribute": "unused"}
 
-    monkeypatch.setattr(data, "fetch_frame", fetch_frame)
+    monkeypatch.setattr(fetch, "fetch_frame", fetch_frame)
     cache = str(tmp_path / "cache")
-    assert data.main(["fetch", str(suite_file), "--cache", cache]) == 0
+    assert fetch.main(["fetch", str(suite_file), "--cache", cache]) == 0
     frame, metadata = read_dataset("fake", "toy_clf", 90001, cache)
     assert isinstance(frame["colour"].dtype, pd.CategoricalDtype)  # dtypes kept
     assert (metadata.version, metadata.rows, metadata.categorical_features) == (3, 300, 1)
@@ -142,7 +142,7 @@ def test_fetch_writes_what_openml_answers_and_verify_finds_a_damaged_file(tmp_pa
     parquet, meta = dataset_paths("fake", "toy_reg", cache)
     assert json.loads(meta.read_text())["task"] == "regression"
     parquet.write_bytes(parquet.read_bytes()[:-10] + b"0123456789")
-    assert data.main(["verify", str(suite_file), "--cache", cache]) == 1
+    assert fetch.main(["verify", str(suite_file), "--cache", cache]) == 1
 
 
 def test_a_dataset_larger_than_the_available_memory_is_a_skipped_job(store_uri, runs_of,
@@ -176,7 +176,7 @@ def test_a_categorical_feature_is_ordinal_codes_or_one_column_per_category(
         compose_job, tmp_path, encoding, n_columns):
     """toy_clf's colour (red, green, blue, missing): one column of codes 0..2 with NaN, or four
     0/1 columns (blue, green, red, missing) whose rows each hold one 1."""
-    from experiments.datasets import load_dataset
+    from experiments.data.datasets import load_dataset
 
     fill_cache(tmp_path / "cache")
     conf = tmp_path / "conf" / "suite"
@@ -213,7 +213,7 @@ def test_native_categories_reach_every_engine_in_its_own_words(compose_job, tmp_
     """toy_clf's colour (column 1) with categorical=native: each GBT engine is told to split it
     as categories and learns the xor with it; scikit-learn's forest reads the codes as
     numbers and its approximation tag says so."""
-    from experiments.datasets import categorical_columns, load_dataset
+    from experiments.data.datasets import categorical_columns, load_dataset
     from experiments.engines import build
 
     cfg = _native_job(compose_job, tmp_path, "method=gbt", "method.n_estimators=20")

@@ -1,4 +1,4 @@
-"""The team store's defences with real processes (`python -m experiments.team_server`): basic
+"""The team store's defences with real processes (`python -m experiments.store.team_server`): basic
 auth turns away a request without credentials and stores a sweep's runs with them; PostgreSQL
 refuses a client without the password and any other user, its files and the artifacts are the
 owner's alone, and its socket is never in a world-writable directory; the command supervises its
@@ -24,14 +24,14 @@ import psycopg
 import pytest
 from mlflow import MlflowClient
 
-from experiments.team_postgres import (
+from experiments.store.team_postgres import (
     MAX_SOCKET_PATH,
     SOCKET_NAME,
     Postgres,
     PostgresError,
     binaries,
 )
-from experiments.team_server import TeamServerError, auth_environment, wait_until_ready
+from experiments.store.team_server import TeamServerError, auth_environment, wait_until_ready
 
 ADMIN = ("admin", "admin-secret-0123")
 MEMBERS = {"alice": "alice-secret-0123", "bob": "bob-secret-0123"}
@@ -45,12 +45,12 @@ def searchable_temp_dir() -> Path:
 
 
 class Command:
-    """`python -m experiments.team_server` on a free port, its output in files."""
+    """`python -m experiments.store.team_server` on a free port, its output in files."""
 
     def __init__(self, data: Path, port: int, *flags: str, env: dict[str, str] | None = None):
         self.data, self.url = data, f"http://127.0.0.1:{port}"
         self.stdout, self.stderr = data / "command.out", data / "command.err"
-        command = [sys.executable, "-m", "experiments.team_server", "--data", str(data),
+        command = [sys.executable, "-m", "experiments.store.team_server", "--data", str(data),
                    "--port", str(port), "--workers", "1", *flags]  # fmt: skip
         with open(self.stdout, "w") as stdout, open(self.stderr, "w") as stderr:
             self.process = subprocess.Popen(command, env={**os.environ, **(env or {})},
@@ -292,7 +292,7 @@ def test_as_root_binaries_in_a_checkout_others_cannot_search_are_copied_into_dat
     site = binaries().parents[2]  # a checkout's site-packages in pytest's temp dir (0700)
     for part in ("pgserver/pginstall", "pgserver.libs"):
         shutil.copytree(site / part, tmp_path / part, symlinks=True)
-    monkeypatch.setattr("experiments.team_postgres.binaries",
+    monkeypatch.setattr("experiments.store.team_postgres.binaries",
                         lambda: tmp_path / "pgserver" / "pginstall" / "bin")
     data = searchable_temp_dir()
     database = Postgres(data)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mlflow import MlflowClient
 
-from experiments.team_server import TeamServer
+from experiments.store.team_server import TeamServer
 from reports.build import build_report
 
 SWEEP = ["-m", "dataset=wine,diabetes", "method=random_forest,gbt", "engine=inhouse,sklearn",

@@ -13,7 +13,7 @@ from experiments.analyses.findings import FittedSplit
 from experiments.config_errors import exit_if_invalid
 from experiments.configs import Task
 from experiments.run import run_job
-from experiments.tracking import BEST_PARAMS_ARTIFACT, run_key
+from experiments.store.tracking import BEST_PARAMS_ARTIFACT, run_key
 from experiments.tuning import search
 from experiments.tuning.search import Tuner
 from experiments.tuning.selection import tiebreak_metric, tune_metric

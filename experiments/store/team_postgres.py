@@ -34,7 +34,7 @@ ROOT_SERVER_USER = "pgserver"
 SOCKET_NAME = ".s.PGSQL.5432"
 MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the final NUL (Linux)
 READY_SECONDS = 60.0
-HBA = "# written by experiments.team_postgres: the socket only, with a password\n" \
+HBA = "# written by experiments.store.team_postgres: the socket only, with a password\n" \
       "local all all scram-sha-256\n"  # fmt: skip
 PR_SET_PDEATHSIG = 1
 

@@ -1,7 +1,7 @@
 """A sweep's runs after one of its joblib workers died (SIGKILL, the out-of-memory killer): loky
 then raises TerminatedWorkerError for the whole batch and kills the batch's other workers, so
 their jobs' runs stay RUNNING with no process behind them. The lab's sweeper fails those runs as
-orphaned (experiments.liveness), launches the batch again, and if a worker dies again records
+orphaned (experiments.store.liveness), launches the batch again, and if a worker dies again records
 the batch's unfinished jobs as failed (hydra_plugins/lab_sweeper)."""
 
 import time
@@ -10,9 +10,9 @@ import mlflow
 from mlflow import MlflowClient
 from omegaconf import DictConfig
 
-from experiments import tracking
-from experiments.liveness import fail_orphans, orphan_reason
-from experiments.store_retry import retry_when_busy
+from experiments.store import tracking
+from experiments.store.liveness import fail_orphans, orphan_reason
+from experiments.store.retry import retry_when_busy
 
 REAP_SECONDS = 10.0  # loky kills the pool's other workers after it raised: wait for them
 

@@ -21,15 +21,15 @@ from mlflow.entities import Metric, Param, RunStatus
 from omegaconf import DictConfig, OmegaConf
 from sklearn.base import BaseEstimator
 
-from experiments.claims import beat_claim
 from experiments.configs import EngineDefaults, method_key
+from experiments.data.suite_cache import is_cached
+from experiments.data.table_files import READER_VERSION, data_sha256
 from experiments.environment import environment_tags
-from experiments.liveness import beat_run, heartbeat, identity_tags
 from experiments.paths import PROJECT_ROOT
-from experiments.store import sqlite_creation_lock, sqlite_path, tracking_uri
-from experiments.store_retry import retry_when_busy
-from experiments.suite_cache import is_cached
-from experiments.table_files import READER_VERSION, data_sha256
+from experiments.store.claims import beat_claim
+from experiments.store.liveness import beat_run, heartbeat, identity_tags
+from experiments.store.retry import retry_when_busy
+from experiments.store.uri import sqlite_creation_lock, sqlite_path, tracking_uri
 from experiments.tuning.selection import tiebreak_metric
 
 SWEEP_RUN_ENV = "EXPERIMENTS_SWEEP_RUN"  # the sweep's parent run id, set for its jobs
@@ -342,10 +342,10 @@ def tag_row_cap(max_train_rows: int) -> None:
 def log_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray, description: dict) -> None:
     """The job's data as an MLflow dataset input (name, digest of the arrays, source: the lab's
     loader and the dataset's settings, a file's path among them), for the UI's dataset column,
-    and its `description` tags (data.rows, ...: experiments.datasets.describe_dataset)."""
+    and its `description` tags (data.rows, ...: experiments.data.datasets.describe_dataset)."""
     mlflow.set_tags(description)
     settings = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
     loader = cfg.get("loader", cfg.name)
-    source = CodeDatasetSource({"loader": f"experiments.datasets:{loader}", **settings})
+    source = CodeDatasetSource({"loader": f"experiments.data.datasets:{loader}", **settings})
     dataset = mlflow.data.from_numpy(X, targets=y, name=cfg.name, source=source)
     mlflow.log_input(dataset, context="job")

@@ -1,7 +1,8 @@
 """`make server`: a team's tracking store on one host, a private PostgreSQL (the server pgserver
-bundles, see experiments.team_postgres) behind an `mlflow server` that also serves the artifacts.
+bundles, see experiments.store.team_postgres) behind an `mlflow server` that also serves the
+artifacts.
 
-    python -m experiments.team_server [--data .team] [--host 127.0.0.1] [--port 5000]
+    python -m experiments.store.team_server [--data .team] [--host 127.0.0.1] [--port 5000]
         [--auth [--default-permission EDIT] [--admin-password-file FILE] [--secret-key-file FILE]]
         [any other `mlflow server` option: --allowed-hosts, --workers, ...]
 
@@ -34,8 +35,8 @@ from pathlib import Path
 import psutil
 
 from experiments.paths import PROJECT_ROOT
-from experiments.store import JOBS_OFF
-from experiments.team_postgres import ROOT_SERVER_USER, Postgres, private_child, write_private
+from experiments.store.team_postgres import ROOT_SERVER_USER, Postgres, private_child, write_private
+from experiments.store.uri import JOBS_OFF
 
 READY_SECONDS = 120.0
 STOP_SECONDS = 30.0
@@ -45,7 +46,7 @@ STOP_SECONDS = 30.0
 DEFAULT_PERMISSION = "EDIT"
 PERMISSIONS = ("NO_PERMISSIONS", "READ", "USE", "EDIT", "MANAGE")
 AUTH_INI = """\
-# written by experiments.team_server at each start of `--auth`; users live in database_uri
+# written by experiments.store.team_server at each start of `--auth`; users live in database_uri
 [mlflow]
 default_permission = {permission}
 database_uri = sqlite:///{database}
@@ -209,7 +210,7 @@ def stop_on_signal(signum: int, frame) -> None:
 
 
 def parse_arguments(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(prog="python -m experiments.team_server",
+    parser = argparse.ArgumentParser(prog="python -m experiments.store.team_server",
                                      epilog="other options go to `mlflow server`")  # fmt: skip
     parser.add_argument("--data", type=Path, default=PROJECT_ROOT / ".team")
     parser.add_argument("--host", default="127.0.0.1")

@@ -18,9 +18,9 @@ from scipy import stats
 from sklearn import datasets
 
 from experiments.configs import DecimalMark, Task
-from experiments.openml import fetch_frame
-from experiments.suite_cache import openml_home, read_dataset, read_metadata
-from experiments.table_files import DataWarning, data_sha256, read_table, table_file
+from experiments.data.openml import fetch_frame
+from experiments.data.suite_cache import openml_home, read_dataset, read_metadata
+from experiments.data.table_files import DataWarning, data_sha256, read_table, table_file
 
 Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
 
@@ -97,14 +97,14 @@ def frame_to_xy(
 def load_table(name: str, path: str, target: str, categorical: str = "ordinal",
                sep: str | None = None, decimal: str = "point", drop: tuple[str, ...] = ()) -> Table:
     """A local Parquet file (suffix .parquet) or CSV file (any other suffix), read and cleaned
-    by experiments.table_files; `decimal` names a DecimalMark."""
+    by experiments.data.table_files; `decimal` names a DecimalMark."""
     frame = read_table(path, target, sep, DecimalMark[decimal].value, tuple(drop))
     return frame_to_xy(frame, target, f"dataset {name} ({table_file(path)})", categorical)
 
 
 def load_openml(name: str, data_id: int, target: str | None, data_home: str | None,
                 categorical: str = "ordinal") -> Table:
-    """OpenML dataset `data_id` as OpenML serves it (experiments.openml), downloaded once into
+    """OpenML dataset `data_id` as OpenML serves it (experiments.data.openml), downloaded once into
     the cache `data_home` (else env ENSEMBLES_OPENML_HOME, else ~/.cache/ensembles-lab/openml);
     `target` defaults to the dataset's default target."""
     frame, details = fetch_frame(data_id, openml_home(data_home))
@@ -122,7 +122,7 @@ def load_suite_dataset(
     cache: str | None,
     categorical: str = "ordinal",
 ) -> Table:
-    """Dataset `name` of a benchmark suite from the offline cache (experiments.suite_cache);
+    """Dataset `name` of a benchmark suite from the offline cache (experiments.data.suite_cache);
     `target` defaults to the one the cache recorded."""
     frame, metadata = read_dataset(suite, name, data_id, cache)
     return frame_to_xy(frame, target or metadata.target, f"{suite}/{name} (OpenML {data_id})",

@@ -4,8 +4,8 @@ python -m experiments.data fetch grinsztajn_clf_num [--cache DIR]
 python -m experiments.data verify grinsztajn_clf_num [--cache DIR]
 
 `fetch` downloads each dataset of conf/suite/<suite>.yaml (or a suite yaml file given by path)
-from OpenML as OpenML serves it (experiments.openml), on a machine with internet, and writes it
-into the cache (experiments.suite_cache) with a progress bar: it fetches what it can and names
+from OpenML as OpenML serves it (experiments.data.openml), on a machine with internet, and writes it
+into the cache (experiments.data.suite_cache) with a progress bar: it fetches what it can and names
 each dataset it cannot fetch in one line; `verify` reads every cached file against its checksum.
 Both exit non-zero when a dataset is missing or wrong, naming it."""
 
@@ -18,9 +18,9 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from experiments.configs import SuiteConfig
-from experiments.openml import fetch_frame
+from experiments.data.openml import fetch_frame
+from experiments.data.suite_cache import NotCached, cache_root, read_dataset, write_dataset
 from experiments.paths import CONF_DIR
-from experiments.suite_cache import NotCached, cache_root, read_dataset, write_dataset
 
 
 def load_suite(suite: str) -> DictConfig:

@@ -5,7 +5,7 @@ The claim is a registered model named `lab-claim.<experiment id>.<run_key>.<gene
 model registry lives in the tracking store (the sqlite file; a tracking server's database) and
 refuses a second model of the same name (a unique key: RESOURCE_ALREADY_EXISTS), for sqlite and
 PostgreSQL alike, through MLflow's client API. The holder tags it with its host, pid and
-heartbeat (as a job run: experiments.liveness) and deletes it when the job ends. A claim whose
+heartbeat (as a job run: experiments.store.liveness) and deletes it when the job ends. A claim whose
 holder is gone (SIGKILL, a lost node) is stale: the next claimer takes generation + 1, which
 again only one of several claimers gets. The job checks for a done run (resume) only once it
 holds the claim, so a job that another sweep finished in the meantime is resumed, not rerun.
@@ -22,8 +22,8 @@ from mlflow.protos.databricks_pb2 import (
     ErrorCode,
 )
 
-from experiments.liveness import identity_tags, orphan_reason
-from experiments.store_retry import retry_when_busy
+from experiments.store.liveness import identity_tags, orphan_reason
+from experiments.store.retry import retry_when_busy
 
 PREFIX = "lab-claim"
 TAKEN = ErrorCode.Name(RESOURCE_ALREADY_EXISTS)

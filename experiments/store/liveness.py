@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import mlflow
 from mlflow import MlflowClient
 
-from experiments.store_retry import retry_when_busy
+from experiments.store.retry import retry_when_busy
 
 HEARTBEAT_SECONDS = 30.0
 ORPHAN_AFTER_SECONDS = 300.0  # no heartbeat for this long: the process is gone

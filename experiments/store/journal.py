@@ -20,7 +20,7 @@ from typing import Any
 from mlflow import MlflowClient
 from mlflow.entities import Metric
 
-from experiments.sweep_record import outcome_counts
+from experiments.store.sweep_record import outcome_counts
 
 JOURNAL_ENV = "EXPERIMENTS_JOURNAL"  # the sweep's journal file, set for its jobs
 SINGLE_JOBS = "single-jobs.jsonl"

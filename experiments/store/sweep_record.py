@@ -10,8 +10,8 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.liveness import identity_tags
-from experiments.store_retry import retry_when_busy
+from experiments.store.liveness import identity_tags
+from experiments.store.retry import retry_when_busy
 
 SWEEP_STATUS = "sweep"
 COUNTED = ("ok", "skipped", "failed", "resumed", "orphaned")
