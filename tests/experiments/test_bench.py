@@ -27,19 +27,22 @@ def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):
     assert "ratio_to_fastest_reference" in (tmp_path / "bench.md").read_text()
 
 
-def test_the_multiclass_regression_and_wide_cases_run_on_every_gbt_engine(tmp_path):
-    # one thread: what is tested does not depend on it, and two-thread fits spin while the
-    # other test worker holds the second core (docs/small_tables.md)
-    main(["--cases", "gbt_multiclass", "gbt_regression", "gbt_wide", "--rows", "3000",
-          "--mid-rows", "3000", "--small-rows", "1000", "--repeats", "1", "--no-cold",
-          "--threads", "1", "--out", str(tmp_path)])
-    summary = pd.read_csv(tmp_path / "bench.csv").set_index(["case", "engine"])
+def test_the_multiclass_regression_and_wide_cases_run_on_every_gbt_engine():
+    # in-process workers at one thread (the subprocess round-trip is tested above; two-thread
+    # fits spin while the other test worker holds the second core: docs/small_tables.md)
+    sizes = {"gbt_multiclass": 1500, "gbt_regression": 1500, "gbt_wide": 600}
+    with threadpool_limits(limits=1):
+        runs = pd.DataFrame([run_worker(case, engine, n_rows, 28, 1)
+                             for case, n_rows in sizes.items()
+                             for engine in CASES[case].engines])  # fmt: skip
+    summary = summarize(runs).set_index(["case", "engine"])
     engines = ["inhouse", "xgboost", "lightgbm", "sklearn"]
-    for case in ("gbt_multiclass", "gbt_regression", "gbt_wide"):
+    for case in sizes:
         assert sorted(summary.loc[case].index) == sorted(engines)
     # 8 classes: far above chance (1/8) on every engine; regression: a positive R^2
     assert (summary.loc["gbt_multiclass", "score"] > 0.35).all()
     assert (summary.loc["gbt_regression", "score"] > 0.5).all()
+    assert (summary.loc["gbt_wide", "features"] == 500).all()
     ours = summary.xs("inhouse", level="engine")
     assert ours.ratio_to_fastest_reference.notna().all()
 
