@@ -22,18 +22,25 @@ import ensembles
 from ensembles.methods.gbt import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 N_ROWS, N_FEATURES = 200, 4
+# a table above the engine's serial cut-offs (histogram.SERIAL_WORK rows x features,
+# tree.PARTITION_ROW_BLOCK and losses.ROW_BLOCK rows), so that the kernels' parallel paths,
+# which small work never enters, are compiled too
+LARGE_ROWS, LARGE_FEATURES = 20_000, 8
 GRADIENT_TREE_METHODS = ("GradientBoosting", "L2Boost", "LogitBoost")  # the rest grow CART trees
 
 
-def tiny_tasks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def warm_tasks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Binary, 3-class and regression data of N_ROWS x N_FEATURES (positive targets, for
-    poisson)."""
-    rng = np.random.RandomState(0)
-    X = rng.normal(size=(N_ROWS, N_FEATURES))
-    score = X[:, 0] + X[:, 1] ** 2
-    return {"binary": (X, (score > np.median(score)).astype(int)),
-            "multiclass": (X, np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))),
-            "regression": (X, np.exp(0.3 * score))}  # fmt: skip
+    poisson), and binary and 3-class data of LARGE_ROWS x LARGE_FEATURES."""
+    tasks = {}
+    for size, (n_rows, n_features) in {"": (N_ROWS, N_FEATURES),
+                                       " large": (LARGE_ROWS, LARGE_FEATURES)}.items():
+        X = np.random.RandomState(0).normal(size=(n_rows, n_features))
+        score = X[:, 0] + X[:, 1] ** 2
+        tasks |= {f"binary{size}": (X, (score > np.median(score)).astype(int)),
+                  f"multiclass{size}": (X, np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))),
+                  f"regression{size}": (X, np.exp(0.3 * score))}  # fmt: skip
+    return tasks
 
 
 def warm_fits() -> list[tuple[str, object, str]]:
@@ -49,6 +56,9 @@ def warm_fits() -> list[tuple[str, object, str]]:
             fits += [(f"{name}(loss={loss})", model(loss=loss, n_estimators=3),
                       "multiclass" if loss == "softmax" else "binary")
                      for loss in CLASSIFICATION_LOSSES]  # fmt: skip
+            fits += [(f"{name}(loss={loss}, {LARGE_ROWS} rows)", model(loss=loss, n_estimators=1),
+                      f"{task} large") for loss, task in (("logistic", "binary"),
+                                                          ("softmax", "multiclass"))]  # fmt: skip
         else:
             fits += [(name, model(n_estimators=3), task) for task in tasks]
     return fits
@@ -57,13 +67,12 @@ def warm_fits() -> list[tuple[str, object, str]]:
 def compile_fits(names: list[str] | None = None) -> None:
     """Fit (without and with sample weights) and predict the warm_fits() estimators of these
     names (None: every one)."""
-    tasks = tiny_tasks()
-    weights = np.linspace(0.5, 1.5, N_ROWS)
+    tasks = warm_tasks()
     for name, estimator, task in warm_fits():
         if names is None or name in names:
             X, y = tasks[task]
             estimator.fit(X, y).predict(X)
-            estimator.fit(X, y, sample_weight=weights)
+            estimator.fit(X, y, sample_weight=np.linspace(0.5, 1.5, len(y)))
 
 
 def compile_from_one_end(names: list[str], bounds, from_front: bool) -> None:

@@ -96,6 +96,18 @@ def empty_set_scratch(n_channels):
             np.zeros(N_BIN_SLOTS, dtype=np.int32))
 
 
+@njit(cache=True, nogil=True)
+def clear_set_scratch(scratch):
+    """Zero the scratch of a scan, as empty_set_scratch makes it."""
+    sorted_hist, order, keys, bits, sort_keys, sort_order = scratch
+    sorted_hist[:] = 0.0
+    order[:] = 0
+    keys[:] = 0.0
+    bits[:] = 0
+    sort_keys[:] = 0.0
+    sort_order[:] = 0
+
+
 @borrowing
 def _sorted_histogram(hist, m, scratch):
     """Sort the order by the keys (scratch: see empty_set_scratch; stable: ties keep the

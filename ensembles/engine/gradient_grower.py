@@ -22,6 +22,8 @@ small nodes) that the threads take largest first. The draws of colsample_bynode 
 before, in node order, so the tree does not depend on the number of threads.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
 
@@ -48,20 +50,44 @@ INITIAL_SLOTS = 32  # histogram slots a fit starts with: the most open leaves of
 MIN_SPLIT_ROWS = np.int64(2)  # XGBoost has no min_samples_split: only the rows of two children
 
 
+class GradientParams(NamedTuple):
+    """How a gradient tree is grown (module docstring; XGBoost's names where it has one):
+    grow_policy DEPTHWISE or LOSSGUIDE; max_depth and max_leaves, 0 for no limit;
+    min_samples_leaf (LightGBM's min_child_samples); node_feature_fraction (colsample_bynode);
+    the estimators' defaults are methods.boosting.TreeParams'. Scalars only: a parallel loop
+    (prange) takes a record of scalars, not one that nests another, so the set splits'
+    categories.CategoryRegularization travels beside it."""
+
+    grow_policy: int
+    max_depth: int
+    max_leaves: int
+    reg_lambda: float
+    reg_alpha: float
+    gamma: float
+    min_child_weight: float
+    min_samples_leaf: int
+    min_split_gain: float
+    node_feature_fraction: float
+
+    def typed(self) -> "GradientParams":
+        """The same parameters as the Python types of their fields: one record type, so
+        numba compiles grow_gradient_tree once (a numpy integer or a float in an integer
+        field would be another type)."""
+        return GradientParams(*(kind(value) for kind, value in
+                                zip(GradientParams.__annotations__.values(), self, strict=True)))
+
+
 @njit(cache=True)
-def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, features, grow_policy,
-                       max_depth, max_leaves, reg_lambda, reg_alpha, gamma, min_child_weight,
-                       min_samples_leaf, min_split_gain, node_feature_fraction, seed,
-                       category_regularization, workspace):
+def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, features, params,
+                       category_regularization, seed, workspace):
     """Grow one tree on stats = (g, h) per row (float32, C order) and uint8 codes, row-major
     (`codes`, for the histograms) and column-major (`columns`, the same codes, for the
-    partitions).
+    partitions), as `params` (GradientParams) says.
 
     rows: int32 rows of this tree (after subsampling), reordered in place into the partition;
-    features: sorted int32 columns it may use (after colsample_bytree); node_feature_fraction:
-    colsample_bynode; categorical: bool per feature, True for a feature split on sets of
-    categories (categories), regularized by category_regularization (a
-    categories.CategoryRegularization). The work runs on
+    features: sorted int32 columns it may use (after colsample_bytree); categorical: bool per
+    feature, True for a feature split on sets of categories (categories), regularized by
+    category_regularization (a categories.CategoryRegularization). The work runs on
     numba's current threads; the tree does not depend on their number. workspace: the
     histogram buffers (gradient_workspace), reused by every tree of a fit.
     Returns (node arrays (see tree.Tree), partition, node_start, workspace): the workspace to
@@ -72,6 +98,10 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     its split (tree.Tree.add_by_partition).
     """
     np.random.seed(seed)
+    grow_policy, max_depth, max_leaves, min_samples_leaf, min_split_gain = (
+        params.grow_policy, params.max_depth, params.max_leaves, params.min_samples_leaf,
+        params.min_split_gain)
+    node_feature_fraction = params.node_feature_fraction
     n_rows = rows.shape[0]
     n_used = features.shape[0]
     pool, chunk_pool = workspace
@@ -83,10 +113,11 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     leaf_bound = node_arrays.max_leaf_count(n_rows, max_depth, max_leaves)
     capacity = 2 * leaf_bound - 1
 
-    (feature, threshold_bin, missing_left, left_child, right_child, gain, node_start, node_stop,
-     node_depth) = node_arrays.empty_nodes(capacity)
-    (is_open, best_gain, best_feature, best_bin,
-     best_missing_left) = node_arrays.empty_open_nodes(capacity)
+    nodes = node_arrays.empty_nodes(capacity)
+    open_nodes = node_arrays.empty_open_nodes(capacity)
+    left_child, right_child, node_start, node_stop, node_depth = (
+        nodes.left_child, nodes.right_child, nodes.node_start, nodes.node_stop, nodes.node_depth)
+    is_open, best_gain, best_feature, best_bin, best_missing_left = open_nodes
     # per-node arrays are written as nodes are made (node_arrays.empty_nodes): deep trees on
     # many rows have room for millions of nodes and make thousands
     node_sums = np.empty((capacity, n_channels))
@@ -97,9 +128,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     usable = (np.empty((capacity, n_used), dtype=np.bool_) if node_feature_fraction < 1.0
               else np.ones((1, n_used), dtype=np.bool_))  # drawn for each node that may split
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
-    node_arrays.start_tree(feature, threshold_bin, missing_left, left_child, right_child, gain,
-                           node_start, node_stop, node_depth, is_open, best_gain, best_feature,
-                           best_bin, best_missing_left, category_bits)
+    node_arrays.start_tree(nodes, open_nodes, category_bits)
 
     free_slots = _free_slot_stack(np.int64(0), pool.shape[0])  # typed: node_arrays
     n_free = pool.shape[0]
@@ -112,7 +141,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
 
     node_stop[0] = n_rows
     n_nodes = np.int64(1)
-    n_leaves = 1
+    n_leaves = np.int64(1)
     if node_arrays.may_split(n_rows, node_depth[0], max_depth, MIN_SPLIT_ROWS, min_samples_leaf):
         pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
         n_free -= 1
@@ -125,9 +154,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                 node_sums[0, channel] += pool[node_slot[0], 0, b, channel]
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
-                         reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
-                         category_regularization, usable[0], node_arrays.ROOT, best_gain,
-                         best_feature, best_bin, best_missing_left, category_bits)
+                         params, category_regularization, usable[0], node_arrays.ROOT,
+                         open_nodes, category_bits)
         is_open[0] = True
     else:
         sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
@@ -137,29 +165,25 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         if grow_policy == LOSSGUIDE and n_batch > 0:
             node = -1  # finish the split before choosing the next leaf
         else:
-            node = _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor)
+            node = _next_open_node(open_nodes, n_nodes, grow_policy, cursor)
         if node < 0:
             if n_batch == 0:
                 break
-            nodes = batch[:n_batch]
-            n_left = partition_batch(columns, nodes, batch_grows[:n_batch], feature,
-                                     threshold_bin, missing_left, category_bits, node_start,
-                                     node_stop, partition, scratch)
+            split_nodes = batch[:n_batch]
+            n_left = partition_batch(columns, split_nodes, batch_grows[:n_batch], nodes,
+                                     category_bits, partition, scratch)
             for t in range(n_batch):
                 pool, free_slots, n_free = _place_children(
-                    nodes[t], n_left[t], batch_grows[t], batch_slot[t], left_child, node_start,
-                    node_stop, node_depth, max_depth, min_samples_leaf, node_may_split,
-                    node_slot, pool, free_slots, n_free)
-            parents = _parents_of_splittable(nodes, left_child, node_may_split)
-            _batch_histograms(codes, partition, stats, features, parents, left_child,
-                              node_start, node_stop, node_slot, pool, chunk_pool)
+                    split_nodes[t], n_left[t], batch_grows[t], batch_slot[t], nodes, params,
+                    node_may_split, node_slot, pool, free_slots, n_free)
+            parents = _parents_of_splittable(split_nodes, left_child, node_may_split)
+            _batch_histograms(codes, partition, stats, features, parents, nodes, node_slot,
+                              pool, chunk_pool)
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
             _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
-                           reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
-                           category_regularization, usable,
-                           best_gain, best_feature, best_bin, best_missing_left, category_bits)
+                           params, category_regularization, usable, open_nodes, category_bits)
             is_open[children] = True
             for node in parents:
                 for child in range(left_child[node], left_child[node] + 2):
@@ -173,9 +197,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         is_open[node] = False
         slot = node_slot[node]
         node_slot[node] = -1
-        split_ok = (best_feature[node] >= 0 and best_gain[node] > min_split_gain
-                    and best_gain[node] >= gamma and (max_leaves <= 0 or n_leaves < max_leaves))
-        if not split_ok:
+        if not (node_arrays.admits_split(node, open_nodes, min_split_gain, n_leaves, max_leaves)
+                and best_gain[node] >= params.gamma):
             free_slots[n_free] = slot
             n_free += 1
             continue
@@ -187,9 +210,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                    node_sums[left_id])
         for channel in range(n_channels):
             node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
-        node_arrays.record_split(node, n_nodes, feature, threshold_bin, missing_left,
-                                 left_child, right_child, gain, node_depth, is_open, best_gain,
-                                 best_feature, best_bin, best_missing_left, category_bits)
+        node_arrays.record_split(node, n_nodes, nodes, open_nodes, category_bits)
         n_nodes += 2
         n_leaves += 1
         node_slot[left_id] = node_slot[right_id] = -1
@@ -197,16 +218,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         batch[n_batch] = node
         batch_slot[n_batch] = slot
         largest_child = node_stop[node] - node_start[node] - max(min_samples_leaf, 1)  # rows
-        batch_grows[n_batch] = (max_leaves <= 0 or n_leaves < max_leaves) and node_arrays.may_split(
+        batch_grows[n_batch] = node_arrays.below_leaf_limit(
+            n_leaves, max_leaves) and node_arrays.may_split(
             largest_child, node_depth[left_id], max_depth, MIN_SPLIT_ROWS, min_samples_leaf)
         n_batch += 1
 
     value = np.zeros((n_nodes, 1))
     for node in range(n_nodes):
-        leaf_value(node_sums[node], GRADIENT_CHANNELS, NEWTON, reg_lambda, reg_alpha, value[node])
-    arrays = node_arrays.grown_tree(n_nodes, feature, threshold_bin, missing_left, left_child,
-                                    right_child, value, gain, node_start, node_stop,
-                                    category_bits)
+        leaf_value(node_sums[node], GRADIENT_CHANNELS, NEWTON, params.reg_lambda,
+                   params.reg_alpha, value[node])
+    arrays = node_arrays.grown_tree(n_nodes, nodes, value, category_bits)
     rows_start = node_start[:n_nodes].copy()
     for node in range(n_nodes):
         left = left_child[node]
@@ -216,19 +237,19 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
 
 
 @njit(cache=True)
-def _place_children(node, n_left, grows, slot, left_child, node_start, node_stop, node_depth,
-                    max_depth, min_samples_leaf, node_may_split, node_slot, pool, free_slots,
-                    n_free):
+def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, node_slot, pool,
+                    free_slots, n_free):
     """After the partition of a batch, the rows of a split node's children, whether each may
     split, and their histogram slots: the parent's slot for the larger child and a free one
     for the smaller, when either may split, else the parent's slot freed. Returns (pool,
     free_slots, n_free)."""
-    node_arrays.place_children(node, n_left, left_child, node_start, node_stop)
-    left = left_child[node]
+    node_arrays.place_children(node, n_left, nodes)
+    node_start, node_stop = nodes.node_start, nodes.node_stop
+    left = nodes.left_child[node]
     for child in range(left, left + 2):
         node_may_split[child] = grows and node_arrays.may_split(
-            node_stop[child] - node_start[child], node_depth[child], max_depth, MIN_SPLIT_ROWS,
-            min_samples_leaf)
+            node_stop[child] - node_start[child], nodes.node_depth[child], params.max_depth,
+            MIN_SPLIT_ROWS, params.min_samples_leaf)
     if not (node_may_split[left] or node_may_split[left + 1]):
         free_slots[n_free] = slot
         return pool, free_slots, n_free + 1
@@ -305,15 +326,15 @@ def _left_sums(hist, split_bin, missing_left, bits, out):
 
 
 @njit(cache=True)
-def _next_open_node(is_open, best_gain, n_nodes, grow_policy, cursor):
+def _next_open_node(open_nodes, n_nodes, grow_policy, cursor):
     """DEPTHWISE: the oldest open node; LOSSGUIDE: the open node of largest gain, the oldest
     on ties."""
     if grow_policy == DEPTHWISE:
         for node in range(cursor, n_nodes):
-            if is_open[node]:
+            if open_nodes.is_open[node]:
                 return node
         return -1
-    return node_arrays.largest_gain_open_node(is_open, best_gain, n_nodes)
+    return node_arrays.largest_gain_open_node(open_nodes, n_nodes)
 
 
 @njit(cache=True)
@@ -328,16 +349,16 @@ def _draw_features(usable, node_feature_fraction):
 
 
 @njit(cache=True, nogil=True)
-def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_alpha,
-                     min_child_weight, min_samples_leaf, category_regularization, usable, node,
-                     best_gain, best_feature,
-                     best_bin, best_missing_left, category_bits):
+def _find_best_split(hist, n_bins, categorical, features, sums, params, category_regularization,
+                     usable, node, open_nodes, category_bits):
     """Best (gain, feature, bin, missing side) of a node over its usable features, stored at
     `node` (a set split's set in category_bits[node]). Features are scanned in increasing
     index and a later one must `improve` on the best, so ties go to the smaller index, as in
     XGBoost."""
-    best_gain[node] = -np.inf
-    best_feature[node] = -1
+    reg_lambda, reg_alpha, min_child_weight, min_samples_leaf = (
+        params.reg_lambda, params.reg_alpha, params.min_child_weight, params.min_samples_leaf)
+    open_nodes.best_gain[node] = -np.inf
+    open_nodes.best_feature[node] = -1
     set_scratch = empty_set_scratch(hist.shape[2] if categorical.any() else 1)
     bins = np.empty(N_BIN_SLOTS, dtype=np.int32)
     scan = np.empty((8, N_BIN_SLOTS))
@@ -350,28 +371,27 @@ def _find_best_split(hist, n_bins, categorical, features, sums, reg_lambda, reg_
                 hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf,
                 min_child_weight, category_regularization, set_scratch, bins, scan)
             node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_scratch[3],
-                                        best_gain, best_feature, best_bin, best_missing_left,
-                                        category_bits)
+                                        open_nodes, category_bits)
             continue
         split_gain, split_bin, split_missing_left = best_newton_threshold(
             hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight,
             bins, scan)
-        node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, best_gain,
-                    best_feature, best_bin, best_missing_left)
+        node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, open_nodes)
 
 
 @njit(cache=True)
-def _batch_histograms(codes, partition, stats, features, nodes, left_child, node_start,
-                      node_stop, node_slot, pool, chunk_pool):
+def _batch_histograms(codes, partition, stats, features, split_nodes, nodes, node_slot, pool,
+                      chunk_pool):
     """For every split node of a batch whose children hold slots: the smaller child's
     histogram from its rows, all of them in one pass, and the larger child's by subtraction
     in the parent's slot (build_node_histograms)."""
-    n_batch = nodes.shape[0]
+    node_start, node_stop = nodes.node_start, nodes.node_stop
+    n_batch = split_nodes.shape[0]
     smaller = np.empty(n_batch, dtype=np.int64)
     larger_slot = np.empty(n_batch, dtype=np.int32)
     n_pairs = 0
     for t in range(n_batch):
-        left = left_child[nodes[t]]
+        left = nodes.left_child[split_nodes[t]]
         if node_slot[left] >= 0:
             n_left = node_stop[left] - node_start[left]
             n_right = node_stop[left + 1] - node_start[left + 1]
@@ -411,14 +431,11 @@ def _splittable_children(nodes, left_child, node_may_split):
 
 @njit(cache=True, parallel=True)
 def _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
-                   reg_lambda, reg_alpha, min_child_weight, min_samples_leaf,
-                   category_regularization, usable, best_gain, best_feature, best_bin,
-                   best_missing_left, category_bits):
+                   params, category_regularization, usable, open_nodes, category_bits):
     """_find_best_split of every child, one child per thread."""
     for t in prange(children.shape[0]):
         child = children[t]
         _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
-                         node_sums[child], reg_lambda, reg_alpha, min_child_weight,
-                         min_samples_leaf, category_regularization,
-                         usable[min(child, usable.shape[0] - 1)], child,
-                         best_gain, best_feature, best_bin, best_missing_left, category_bits)
+                         node_sums[child], params, category_regularization,
+                         usable[min(child, usable.shape[0] - 1)], child, open_nodes,
+                         category_bits)

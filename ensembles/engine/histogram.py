@@ -49,6 +49,8 @@ from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, nex
 CHUNK_ROWS = 1 << 15  # about the rows of a large node's chunk (node_chunk_rows): one chunk (1 ms)
 # pays for its own zeroing and summing, and for a parallel launch
 MAX_CHUNKS = 8  # most chunks per node histogram: bounds the chunk slots' memory
+SERIAL_WORK = 1 << 17  # rows x features of a batch built without a parallel region (about
+# 0.1-0.3 ms on one thread): build_node_histograms
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
 BLOCK_FEATURES = 32  # features per work item of a wide node: see build_node_histograms
 GRADIENT_CHANNELS = 2  # g, h
@@ -143,9 +145,40 @@ def _add_rows(codes, rows, start, stop, stats, features, first_used, last_used, 
                 add_two_lanes(bins, at, grad, hess)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
                           node_slot, pool, chunk_pool, sibling_slot):
+    """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
+    rows[node_start[node]:node_stop[node]], and pool[sibling_slot[t]] -= that histogram of
+    nodes[t] where sibling_slot[t] >= 0 (_parallel_node_histograms). A batch of fewer than
+    SERIAL_WORK rows x features, each node below CHUNK_ROWS rows (one chunk), is built on the
+    calling thread without a parallel region, node after node: the same sums (a node of one
+    chunk is summed in its slot in row order either way). A parallel region is a launch and a
+    wait for every thread (2 us on one thread, 50-90 us on two threads of a busy machine, per
+    region; measured), more than the histogram of a few thousand rows costs."""
+    n_used = features.shape[0]
+    batch_rows = 0
+    largest = 0
+    for t in range(nodes.shape[0]):
+        node_rows = node_stop[nodes[t]] - node_start[nodes[t]]
+        batch_rows += node_rows
+        largest = max(largest, node_rows)
+    if batch_rows * n_used >= SERIAL_WORK or largest >= CHUNK_ROWS:
+        _parallel_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
+                                  node_slot, pool, chunk_pool, sibling_slot)
+        return
+    for t in range(nodes.shape[0]):
+        hist = pool[node_slot[nodes[t]]]
+        build_gradient_histograms(codes, rows, node_start[nodes[t]], node_stop[nodes[t]], stats,
+                                  features, 0, n_used, hist)
+        if sibling_slot[t] >= 0:
+            for k in range(n_used):
+                subtract_histogram(pool[sibling_slot[t], k], hist[k])
+
+
+@njit(cache=True, parallel=True)
+def _parallel_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
+                              node_slot, pool, chunk_pool, sibling_slot):
     """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
     rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass; and
     pool[sibling_slot[t]] -= that histogram of nodes[t] where sibling_slot[t] >= 0: the

@@ -57,13 +57,13 @@ def _goes_left(code, threshold_bin, missing_left, bits):
 
 
 @njit(cache=True, parallel=True)
-def partition_batch(columns, nodes, routed, feature, threshold_bin, missing_left, category_bits,
-                    node_start, node_stop, partition, scratch):
-    """Stable partition of the rows of every node of a batch by its split (feature,
-    threshold_bin, missing_left; category_bits[node] for a set split, one row of it when
-    there are none): the rows going left first, in their order; only counted, not moved, for
-    the nodes t with routed[t] False (splits whose children are final leaves). Returns the
-    number of rows going left, per node of the batch.
+def partition_batch(columns, nodes, routed, tree, category_bits, partition, scratch):
+    """Stable partition of the rows of every node of a batch by its split (the tree's
+    node_arrays.NodeArrays: feature, threshold_bin, missing_left, rows node_start:node_stop;
+    category_bits[node] for a set split, one row of it when there are none): the rows going
+    left first, in their order; only counted, not moved, for the nodes t with routed[t] False
+    (splits whose children are final leaves). Returns the number of rows going left, per node
+    of the batch.
 
     Every node's rows are cut into chunks of PARTITION_CHUNK_ROWS; the chunks of all nodes
     are split into scratch by the threads, largest first (work_queue), then each chunk's
@@ -71,6 +71,8 @@ def partition_batch(columns, nodes, routed, feature, threshold_bin, missing_left
     result does not depend on the number of threads. columns: the codes column-major (a
     node's rows are increasing, so a column is read in address order).
     """
+    feature, threshold_bin, missing_left, node_start, node_stop = (
+        tree.feature, tree.threshold_bin, tree.missing_left, tree.node_start, tree.node_stop)
     n_nodes = nodes.shape[0]
     first_item, item_node, item_index, item_rows = chunk_nodes(
         (node_stop[nodes] - node_start[nodes]).astype(np.int64),

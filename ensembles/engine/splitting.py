@@ -163,43 +163,6 @@ def best_threshold(hist, n_bins, parent, criterion, reg_lambda, reg_alpha,
 
 
 @borrowing
-def random_threshold(hist, n_bins, upper_values, parent, criterion, reg_lambda, reg_alpha,
-                     min_samples_leaf, min_child_weight, left, right):
-    """Extra-trees split (Geurts et al. 2006; Straka, "Extra Trees"): a threshold u drawn
-    uniformly between the node's smallest and largest value of the feature, "x <= u" going left.
-
-    upper_values[b] is the largest training value in bin b; the split is "code <= b" for the
-    largest b with upper_values[b] <= u. Returns (gain, b, missing_left) as best_threshold.
-    """
-    n_stats = parent.shape[0] - 1
-    low_bin = np.int64(-1)
-    high_bin = np.int64(-1)
-    for b in range(n_bins):
-        if hist[b, n_stats] > 0.0:
-            high_bin = b
-            if low_bin < 0:
-                low_bin = b
-    if low_bin == high_bin:
-        return -np.inf, -1, False
-    draw = upper_values[low_bin] + np.random.random() * (
-        upper_values[high_bin] - upper_values[low_bin])
-    threshold_bin = low_bin
-    for b in range(low_bin + 1, high_bin):
-        if upper_values[b] <= draw:
-            threshold_bin = b
-    left[:] = 0.0
-    for b in range(threshold_bin + 1):
-        left += hist[b]
-    parent_score = node_score(parent, n_stats, criterion, reg_lambda, reg_alpha)
-    gain, missing_left = best_missing_side(hist, parent, parent_score, criterion, reg_lambda,
-                                            reg_alpha, min_samples_leaf, min_child_weight, left,
-                                            right)
-    if hist[MISSING_BIN, n_stats] == 0.0:
-        missing_left = _larger_side_is_left(hist, threshold_bin, n_stats, parent[n_stats])
-    return gain, threshold_bin, missing_left
-
-
-@borrowing
 def best_missing_side(hist, parent, parent_score, criterion, reg_lambda, reg_alpha,
                        min_samples_leaf, min_child_weight, left, right):
     """Gain of the split whose non-missing left side sums to `left`, with the missing rows sent
@@ -442,13 +405,13 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
     for every feature of every node of every gradient tree: a quarter of a 500-feature fit).
     bins: int32 scratch (N_BIN_SLOTS); scan: float64 scratch (8, N_BIN_SLOTS).
 
-    Without counts (min_samples_leaf <= 1), every bin is a candidate, as in XGBoost: an empty
-    bin's left sums are those of the bin before it, so the first largest gain is still at an
-    occupied bin, and a side is empty when its hessian is below EMPTY_HESSIAN of the node's,
-    or than SMALLEST_HESSIAN (a subtracted histogram's empty bin holds the rounding of the
-    parent's sum, not 0; the side is then inadmissible, as a side of no row); the missing
-    rows' bin, likewise. The larger side, for missing values when the node has none, is the
-    one of more hessian."""
+    Without counts (min_samples_leaf <= 1), every bin is a candidate, as in XGBoost (those
+    of exact zeros skipped: _newton_left_sums): an empty bin's left sums are those of the
+    bin before it, so the first largest gain is still at an occupied bin, and a side is empty
+    when its hessian is below EMPTY_HESSIAN of the node's, or than SMALLEST_HESSIAN (a
+    subtracted histogram's empty bin holds the rounding of the parent's sum, not 0; the side
+    is then inadmissible, as a side of no row); the missing rows' bin, likewise. The larger
+    side, for missing values when the node has none, is the one of more hessian."""
     parent_g = parent[GRADIENT_CHANNEL]
     parent_h = parent[HESSIAN_CHANNEL]
     if hist.shape[1] > COUNT_CHANNEL:
@@ -457,17 +420,15 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
         has_missing = hist[MISSING_BIN, COUNT_CHANNEL] > 0.0
         last_bin = n_bins if has_missing else n_bins - 1
         n_occupied = occupied_bins(hist, last_bin, COUNT_CHANNEL, bins)
+        n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing,
+                                          count_channel, scan)
     else:
         count_channel = np.int64(HESSIAN_CHANNEL)
         min_count = max(EMPTY_HESSIAN * parent_h, SMALLEST_HESSIAN)
         has_missing = hist[MISSING_BIN, HESSIAN_CHANNEL] > min_count
         last_bin = n_bins if has_missing else n_bins - 1
-        n_occupied = last_bin
-        for b in range(last_bin):
-            bins[b] = b
+        n_candidates = _newton_left_sums(hist, last_bin, has_missing, bins, scan)
     parent_n = parent[count_channel]
-    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing,
-                                      count_channel, scan)
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
     _newton_split_gains(scan[0], scan[1], scan[2], n_candidates, parent_g, parent_h, parent_n,
                         parent_score, reg_lambda, reg_alpha, min_count, min_child_weight,
@@ -477,6 +438,44 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
                             parent_n, parent_score, reg_lambda, reg_alpha, min_count,
                             min_child_weight, scan[7])
     return _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n)
+
+
+@borrowing
+def _newton_left_sums(hist, last_bin, has_missing, bins, scan):
+    """Pass 1 of best_newton_threshold without counts: _running_left_sums over bins
+    0..last_bin - 1 (the count channel is the hessian, the same sums), in the same order;
+    returns the number of candidates, their bins in `bins`. Without missing rows in the node,
+    only bin 0 and the bins holding a nonzero g or h are candidates: a bin of exact zeros
+    adds nothing, so its left sums, hence its gains, are those of the candidate before it,
+    which the first largest gain prefers, and dropping it changes no split. (With missing
+    rows every bin stays: adding and removing them rounds the running sums.) A node of a few
+    rows has a few occupied bins: the gain pass (two divisions a candidate) and the search
+    then run over those only. Branch-free: every bin is written at the next candidate's
+    place, which only a kept bin keeps."""
+    missing_g = hist[MISSING_BIN, GRADIENT_CHANNEL]
+    missing_h = hist[MISSING_BIN, HESSIAN_CHANNEL]
+    left_g = 0.0
+    left_h = 0.0
+    n_candidates = 0
+    for b in range(last_bin):
+        grad = hist[b, GRADIENT_CHANNEL]
+        hess = hist[b, HESSIAN_CHANNEL]
+        left_g += grad
+        left_h += hess
+        bins[n_candidates] = b
+        scan[0, n_candidates] = left_g
+        scan[1, n_candidates] = left_h
+        scan[2, n_candidates] = left_h
+        if has_missing:
+            left_g += missing_g
+            left_h += missing_h
+            scan[3, n_candidates] = left_g
+            scan[4, n_candidates] = left_h
+            scan[5, n_candidates] = left_h
+            left_g -= missing_g
+            left_h -= missing_h
+        n_candidates += has_missing | (b == 0) | (grad != 0.0) | (hess != 0.0)
+    return n_candidates
 
 
 @borrowing_numpy_errors

@@ -18,6 +18,7 @@ from ensembles.engine.categories import CategoryRegularization
 from ensembles.engine.gradient_grower import (
     DEPTHWISE,
     LOSSGUIDE,
+    GradientParams,
     gradient_workspace,
     grow_gradient_tree,
 )
@@ -59,6 +60,13 @@ class TreeParams:
         return CategoryRegularization(
             float(self.cat_smooth), float(self.cat_l2), float(self.min_data_per_group),
             float(self.max_cat_threshold), float(self.max_cat_to_onehot))
+
+    def grower_params(self) -> GradientParams:
+        """These parameters as the gradient grower takes them (typed: one numba signature)."""
+        return GradientParams(
+            GROW_POLICIES[self.grow_policy], self.max_depth, self.max_leaves, self.reg_lambda,
+            self.reg_alpha, self.gamma, self.min_child_weight, self.min_child_samples,
+            self.min_split_gain, self.colsample_bynode).typed()
 
     def validate(self) -> None:
         if self.grow_policy not in GROW_POLICIES:
@@ -124,8 +132,10 @@ class NewtonBoosting:
 
     def _boost(self, X, y, sample_weight, loss, n_outputs, stratify=None):
         """Fit the rounds on n_jobs engine threads (joblib's meaning: None is 1, -1 every core;
-        the fit does not depend on it)."""
-        with engine_threads(self.n_jobs):
+        the fit does not depend on it), on one for a table of fewer than threads.SERIAL_TABLE
+        values (engine_threads: each parallel region of a small tree costs more than it
+        shares)."""
+        with engine_threads(self.n_jobs, X.size):
             return self._fit_rounds(X, y, sample_weight, loss, n_outputs, stratify)
 
     def _fit_rounds(self, X, y, sample_weight, loss, n_outputs, stratify):
@@ -170,6 +180,7 @@ class NewtonBoosting:
                                        tree_params.max_depth, tree_params.max_leaves,
                                        tree_params.min_child_samples,
                                        self._bin_mapper.categorical_)
+        grower_params = tree_params.grower_params()
         category_regularization = tree_params.category_regularization()
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
@@ -187,12 +198,7 @@ class NewtonBoosting:
                 arrays, partition, node_start, workspace = grow_gradient_tree(
                     codes, columns, stats[k], rows.copy() if keep_rows else rows,
                     self._bin_mapper.n_bins_, self._bin_mapper.categorical_, features,
-                    GROW_POLICIES[tree_params.grow_policy], tree_params.max_depth,
-                    tree_params.max_leaves, tree_params.reg_lambda, tree_params.reg_alpha,
-                    tree_params.gamma, tree_params.min_child_weight,
-                    tree_params.min_child_samples, tree_params.min_split_gain,
-                    tree_params.colsample_bynode, rng.randint(SEED_RANGE),
-                    category_regularization, workspace)
+                    grower_params, category_regularization, rng.randint(SEED_RANGE), workspace)
                 tree = Tree.from_grown(arrays, self._bin_mapper, self.learning_rate)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,

@@ -1,38 +1,16 @@
 """How a CART tree is grown for the forests and AdaBoost: the grower's parameters as one
-record, as TreeParams is for boosting, and the grower that lends each thread a workspace."""
+record (engine.cart_grower.CartParams), which the kernels take whole, and the grower that lends
+each thread a workspace."""
 
-import dataclasses
 import queue
 
 import numpy as np
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.cart_grower import cart_workspace, grow_cart_tree
-from ensembles.engine.splitting import GINI
+from ensembles.engine.cart_grower import BinnedData, CartParams, cart_workspace, grow_cart_tree
 from ensembles.engine.tree import Tree
 
-
-@dataclasses.dataclass(frozen=True)
-class CartParams:
-    """How each tree is grown (meanings as in scikit-learn; 0: no limit, as in XGBoost).
-
-    criterion: splitting.GINI, ENTROPY or NEWTON (squared error); max_features: how many
-    non-constant features each node scores; random_splits: one random threshold per feature
-    (extra trees); min_child_weight and min_split_gain as in XGBoost. The defaults admit every
-    split whose children carry weight: min_child_weight is the smallest positive float, so a
-    child whose weight, found by subtracting its sibling's from its parent's, rounds to 0 or
-    below is no split (AdaBoost's weights span many orders of magnitude after a few rounds;
-    with the exact sums of integer bootstrap counts it never binds)."""
-
-    max_features: int
-    criterion: int = GINI
-    max_depth: int = 0
-    max_leaf_nodes: int = 0
-    min_samples_split: int = 2
-    min_samples_leaf: int = 1
-    min_child_weight: float = float(np.finfo(np.float64).tiny)
-    min_split_gain: float = -np.inf
-    random_splits: bool = False
+__all__ = ["CartGrower", "CartParams"]
 
 
 class CartGrower:
@@ -44,7 +22,7 @@ class CartGrower:
 
     def __init__(self, bin_mapper: BinMapper, params: CartParams, n_rows: int, n_stats: int):
         self.bin_mapper = bin_mapper
-        self.params = params
+        self.params = params.typed()
         self.n_rows = n_rows
         self.n_stats = n_stats
         self._free_workspaces = queue.SimpleQueue()
@@ -58,12 +36,9 @@ class CartGrower:
         except queue.Empty:
             workspace = cart_workspace(self.n_rows, codes.shape[1], self.n_stats,
                                        params.criterion, params.max_depth,
-                                       params.max_leaf_nodes, self.bin_mapper.categorical_)
-        arrays = grow_cart_tree(codes, stats, rows, self.bin_mapper.n_bins_,
-                                self.bin_mapper.bin_upper_values_, self.bin_mapper.categorical_,
-                                params.criterion, params.max_depth, params.max_leaf_nodes,
-                                params.min_samples_split, params.min_samples_leaf,
-                                params.min_child_weight, params.min_split_gain,
-                                params.max_features, params.random_splits, seed, workspace)
+                                       params.max_leaves, self.bin_mapper.categorical_)
+        data = BinnedData(codes, stats, self.bin_mapper.n_bins_,
+                          self.bin_mapper.bin_upper_values_, self.bin_mapper.categorical_)
+        arrays = grow_cart_tree(data, rows, params, seed, workspace)
         self._free_workspaces.put(workspace)
         return Tree.from_grown(arrays, self.bin_mapper)

@@ -106,8 +106,9 @@ categorical_features : "from_dtype", None, array of bool, int or str
 random_state : int, RandomState instance or None
     Seeds every random draw of the fit (rows, features, thresholds).
 n_jobs : int or None
-    Threads of fit and predict, as joblib (None: 1, -1: every core); the model does not
-    depend on it.
+    Threads of fit and predict, as joblib (None: 1, -1: every core); a boosting fit on fewer
+    than 2^20 values (rows x features) runs on one (engine.threads.SERIAL_TABLE). The model
+    does not depend on it.
 verbose : int
     Above 0, a progress bar over the trees or rounds (on a terminal only).
 """)

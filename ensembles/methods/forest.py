@@ -114,7 +114,7 @@ class _BaseForest(BaseEstimator):
         codes = self._bin_mapper.transform(X, order="C")
         params = CartParams(
             max_features=self._n_candidates(X.shape[1]), criterion=criterion,
-            max_depth=self.max_depth or 0, max_leaf_nodes=self.max_leaf_nodes or 0,
+            max_depth=self.max_depth or 0, max_leaves=self.max_leaf_nodes or 0,
             min_samples_split=self.min_samples_split, min_samples_leaf=self.min_samples_leaf,
             random_splits=self._random_splits)
         grower = CartGrower(self._bin_mapper, params, *unit_stats.shape)

@@ -5,7 +5,8 @@ Parameters have XGBoost's meaning; `base_score` is the initial prediction in the
 (None: the loss's best constant, estimated from the data); `categorical_features` as in
 scikit-learn's HistGradientBoosting (ensembles.methods.categorical). `n_jobs` is the number of
 threads of fit and predict with joblib's meaning (None: 1, -1: every core), as in
-scikit-learn; the model does not depend on it.
+scikit-learn, except that a fit on fewer than 2^20 values (rows x features) runs on one
+(engine.threads.SERIAL_TABLE); the model does not depend on it.
 
 Categorical (set) splits are regularized as LightGBM's, with its names (the rules:
 ensembles.engine.categories; the defaults and the measurement that chose them:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.cart_grower import cart_workspace, grow_cart_tree
+from ensembles.engine.cart_grower import BinnedData, CartParams, cart_workspace, grow_cart_tree
 from ensembles.engine.categories import CATEGORY_SET
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 
@@ -20,16 +20,18 @@ def _data():
     return bin_mapper.transform(X, order="C"), y, bin_mapper
 
 
-def _grow(codes, stats, rows, bin_mapper, criterion, max_leaf_nodes, random_splits, seed,
+def _grow(codes, stats, rows, bin_mapper, criterion, max_leaves, random_splits, seed,
           workspace):
-    return grow_cart_tree(codes, stats, rows, bin_mapper.n_bins_, bin_mapper.bin_upper_values_,
-                          bin_mapper.categorical_, criterion, 0, max_leaf_nodes, 2, 1, 0.0,
-                          -np.inf, 2, random_splits, seed, workspace)
+    data = BinnedData(codes, stats, bin_mapper.n_bins_, bin_mapper.bin_upper_values_,
+                      bin_mapper.categorical_)
+    params = CartParams(max_features=2, criterion=criterion, max_leaves=max_leaves,
+                        min_child_weight=0.0, random_splits=random_splits)
+    return grow_cart_tree(data, rows, params.typed(), seed, workspace)
 
 
-@pytest.mark.parametrize(("criterion", "max_leaf_nodes", "random_splits"), [
+@pytest.mark.parametrize(("criterion", "max_leaves", "random_splits"), [
     (GINI, 0, False), (ENTROPY, 12, False), (GINI, 0, True), (NEWTON, 0, False)])
-def test_a_reused_workspace_grows_the_trees_of_fresh_ones(criterion, max_leaf_nodes,
+def test_a_reused_workspace_grows_the_trees_of_fresh_ones(criterion, max_leaves,
                                                           random_splits):
     """Three trees on other rows and seeds, grown in turn in one workspace (each over the
     last one's nodes, partition and scratch), equal the same trees grown in fresh workspaces,
@@ -42,15 +44,15 @@ def test_a_reused_workspace_grows_the_trees_of_fresh_ones(criterion, max_leaf_no
         stats = np.eye(3)[y]
     rng = np.random.default_rng(0)
     shared = cart_workspace(len(y), codes.shape[1], stats.shape[1], criterion, 0,
-                            max_leaf_nodes, bin_mapper.categorical_)
+                            max_leaves, bin_mapper.categorical_)
     made_set_split = False
     for seed in range(3):
         rows = np.sort(rng.choice(len(y), size=400 - 100 * seed, replace=False)).astype(np.int32)
         fresh = cart_workspace(len(y), codes.shape[1], stats.shape[1], criterion, 0,
-                               max_leaf_nodes, bin_mapper.categorical_)
-        reused = _grow(codes, stats, rows, bin_mapper, criterion, max_leaf_nodes, random_splits,
+                               max_leaves, bin_mapper.categorical_)
+        reused = _grow(codes, stats, rows, bin_mapper, criterion, max_leaves, random_splits,
                        seed, shared)
-        alone = _grow(codes, stats, rows, bin_mapper, criterion, max_leaf_nodes, random_splits,
+        alone = _grow(codes, stats, rows, bin_mapper, criterion, max_leaves, random_splits,
                       seed, fresh)
         for a, b in zip(reused, alone, strict=True):
             assert np.array_equal(a, b)

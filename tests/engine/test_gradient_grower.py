@@ -9,6 +9,7 @@ from ensembles.engine.gradient_grower import (
     DEPTHWISE,
     INITIAL_SLOTS,
     LOSSGUIDE,
+    GradientParams,
     gradient_workspace,
     grow_gradient_tree,
 )
@@ -39,8 +40,9 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     columns = np.asfortranarray(codes)
     arrays, partition, node_start, _ = grow_gradient_tree(
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
-        bin_mapper.categorical_, np.arange(4, dtype=np.int32), grow_policy, max_depth,
-        max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0, 1.0, 0, CategoryRegularization(),
+        bin_mapper.categorical_, np.arange(4, dtype=np.int32),
+        GradientParams(grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0,
+                       1.0).typed(), CategoryRegularization(), 0,
         gradient_workspace(n_rows, 4, max_depth, max_leaves, 1, bin_mapper.categorical_))
     tree = Tree.from_grown(arrays, bin_mapper, 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
@@ -71,8 +73,8 @@ def test_the_histogram_pool_grows_when_a_tree_has_more_open_leaves_than_slots(gr
         arrays, _, _, workspace = grow_gradient_tree(
             codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
             bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(5, dtype=np.int32),
-            grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0,
-            CategoryRegularization(), workspace)
+            GradientParams(grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0,
+                           1.0).typed(), CategoryRegularization(), 0, workspace)
         return arrays, workspace
 
     workspace = gradient_workspace(n_rows, 5, max_depth, max_leaves, 1,
@@ -109,8 +111,9 @@ def test_a_full_depth_6_tree_grows_in_the_initial_slots():
     workspace = gradient_workspace(n_rows, 6, 6, 0, 1, bin_mapper.categorical_)
     arrays, _, _, returned = grow_gradient_tree(
         codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
-        bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(6, dtype=np.int32), DEPTHWISE,
-        6, 0, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0, CategoryRegularization(), workspace)
+        bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(6, dtype=np.int32),
+        GradientParams(DEPTHWISE, 6, 0, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0).typed(),
+        CategoryRegularization(), 0, workspace)
     assert (arrays[0] == LEAF).sum() > 56
     assert len(workspace[0]) == INITIAL_SLOTS == 32
     assert returned[0] is workspace[0]
@@ -127,8 +130,8 @@ def _grow_with_layout(codes, stats, bin_mapper, n_channels, grow_policy=DEPTHWIS
     arrays, partition, node_start, _ = grow_gradient_tree(
         codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
         bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(n_features, dtype=np.int32),
-        grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0, 1.0, 0,
-        CategoryRegularization(), workspace)
+        GradientParams(grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 0.0, 1, 0.0,
+                       1.0).typed(), CategoryRegularization(), 0, workspace)
     return arrays, partition, node_start
 
 

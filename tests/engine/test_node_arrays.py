@@ -5,9 +5,14 @@ import pytest
 from numba import njit
 
 from ensembles.engine.binning import BinMapper
-from ensembles.engine.cart_grower import cart_workspace, grow_cart_tree
+from ensembles.engine.cart_grower import BinnedData, CartParams, cart_workspace, grow_cart_tree
 from ensembles.engine.categories import CategoryRegularization
-from ensembles.engine.gradient_grower import DEPTHWISE, gradient_workspace, grow_gradient_tree
+from ensembles.engine.gradient_grower import (
+    DEPTHWISE,
+    GradientParams,
+    gradient_workspace,
+    grow_gradient_tree,
+)
 from ensembles.engine.node_arrays import max_leaf_count, may_split
 from ensembles.engine.splitting import GINI
 from ensembles.engine.tree import LEAF
@@ -48,10 +53,11 @@ def _cart(max_depth, min_samples_leaf):
     codes, y, bin_mapper = _data()
     workspace = cart_workspace(len(y), codes.shape[1], 2, GINI, max_depth, 0,
                                bin_mapper.categorical_)
-    return grow_cart_tree(codes, np.eye(2)[y], np.arange(len(y), dtype=np.int32),
-                          bin_mapper.n_bins_, bin_mapper.bin_upper_values_,
-                          bin_mapper.categorical_, GINI, max_depth, 0,
-                          2, min_samples_leaf, 0.0, -np.inf, 3, False, 0, workspace)
+    data = BinnedData(codes, np.eye(2)[y], bin_mapper.n_bins_, bin_mapper.bin_upper_values_,
+                      bin_mapper.categorical_)
+    params = CartParams(max_features=3, criterion=GINI, max_depth=max_depth,
+                        min_samples_leaf=min_samples_leaf, min_child_weight=0.0)
+    return grow_cart_tree(data, np.arange(len(y), dtype=np.int32), params.typed(), 0, workspace)
 
 
 def test_cart_max_depth_zero_is_no_limit_as_in_the_gradient_grower():
@@ -76,8 +82,9 @@ def test_min_samples_leaf_zero_grows_the_tree_of_one(grower):
             arrays, _, _, _ = grow_gradient_tree(
                 codes, np.asfortranarray(codes), stats, np.arange(len(y), dtype=np.int32),
                 bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(3, dtype=np.int32),
-                DEPTHWISE, 6, 0, 0.0, 0.0, 0.0, 0.0, min_samples_leaf, 0.0, 1.0, 0,
-                CategoryRegularization(),
+                GradientParams(DEPTHWISE, 6, 0, 0.0, 0.0, 0.0, 0.0, min_samples_leaf, 0.0,
+                               1.0).typed(),
+                CategoryRegularization(), 0,
                 gradient_workspace(len(y), 3, 6, 0, min_samples_leaf, bin_mapper.categorical_))
             return arrays
 

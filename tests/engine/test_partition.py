@@ -3,6 +3,7 @@ import pytest
 
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.categories import SET_WORDS
+from ensembles.engine.node_arrays import empty_nodes
 from ensembles.engine.partition import PARTITION_CHUNK_ROWS, partition_batch
 
 
@@ -19,10 +20,12 @@ def test_batch_partition_is_stable_within_each_node(missing_left):
     node_stop = np.array([500, node_start[2], n_rows])
     feature = np.array([0, 2, 1])
     threshold_bin = np.array([0, 11, 20])
-    n_left = partition_batch(columns, np.array([2, 1, 0]), np.array([True, True, False]),
-                             feature, threshold_bin, np.full(3, missing_left),
-                             np.zeros((1, SET_WORDS), dtype=np.uint32), node_start, node_stop,
-                             partition, np.empty_like(partition))
+    tree = empty_nodes(3)._replace(feature=feature, threshold_bin=threshold_bin,
+                                   missing_left=np.full(3, missing_left),
+                                   node_start=node_start, node_stop=node_stop)
+    n_left = partition_batch(columns, np.array([2, 1, 0]), np.array([True, True, False]), tree,
+                             np.zeros((1, SET_WORDS), dtype=np.uint32), partition,
+                             np.empty_like(partition))
     assert np.array_equal(partition[:500], before[:500])
     code = columns[before[:500], feature[0]]
     assert n_left[2] == np.where(code == MISSING_BIN, missing_left, code <= threshold_bin[0]).sum()

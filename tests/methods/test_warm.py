@@ -37,7 +37,8 @@ def engine_signatures() -> dict[str, int]:
 
 def test_after_the_warm_up_a_first_fit_compiles_nothing():
     """Fits of every estimator with other options and another data shape than the warm-up's
-    (n_jobs=2, sample weights, lossguide, subsampling) add no signature to any kernel."""
+    (n_jobs=2, sample weights, lossguide, subsampling, a larger table) add no signature to any
+    kernel."""
     warm.compile_all()
     before = engine_signatures()
     rng = np.random.RandomState(1)
@@ -49,6 +50,12 @@ def test_after_the_warm_up_a_first_fit_compiles_nothing():
         getattr(ensembles, name)(n_estimators=2, n_jobs=2).fit(X, target, sample_weight=weights)
     ensembles.GradientBoostingClassifier(n_estimators=2, grow_policy="lossguide", max_leaves=7,
                                          subsample=0.5, colsample_bynode=0.5).fit(X, y)
+    # a table large enough for the parallel paths that small work never enters
+    X_large = rng.normal(size=(25_000, 7))
+    for classes in (2, 3):
+        labels = np.digitize(X_large[:, 0], np.quantile(X_large[:, 0], [0.5] if classes == 2
+                                                       else [1 / 3, 2 / 3]))
+        ensembles.GradientBoostingClassifier(n_estimators=2, n_jobs=2).fit(X_large, labels)
     assert engine_signatures() == before
 
 
