@@ -17,9 +17,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
+from ensembles.engine.cart_grower import CartParams
 from ensembles.engine.threads import engine_threads
 from ensembles.methods.adaboost_rounds import ALGORITHMS
-from ensembles.methods.cart import CartGrower, CartParams
+from ensembles.methods.cart import CartGrower
 from ensembles.methods.documentation import ADABOOST, ADABOOST_ATTRIBUTES, numpydoc_sections
 from ensembles.methods.validation import (
     encode_classes,

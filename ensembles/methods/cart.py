@@ -10,8 +10,6 @@ from ensembles.engine.binning import BinMapper
 from ensembles.engine.cart_grower import BinnedData, CartParams, cart_workspace, grow_cart_tree
 from ensembles.engine.tree import Tree
 
-__all__ = ["CartGrower", "CartParams"]
-
 
 class CartGrower:
     """Grows the trees of one fit (a forest's or AdaBoost's) with its bins and parameters on

@@ -25,9 +25,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ensembles.engine.binning import MAX_BINS, BinMapper
 from ensembles.engine.bootstrap import bootstrap_counts
+from ensembles.engine.cart_grower import CartParams
 from ensembles.engine.splitting import ENTROPY, GINI, NEWTON
 from ensembles.engine.threads import engine_threads
-from ensembles.methods.cart import CartGrower, CartParams
+from ensembles.methods.cart import CartGrower
 from ensembles.methods.documentation import (
     FOREST,
     FOREST_CLASSIFIER_ATTRIBUTES,
