@@ -29,9 +29,11 @@ LARGE_ROWS, LARGE_FEATURES = 20_000, 8
 GRADIENT_TREE_METHODS = ("GradientBoosting", "L2Boost", "LogitBoost")  # the rest grow CART trees
 
 
+@cache
 def warm_tasks() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Binary, 3-class and regression data of N_ROWS x N_FEATURES (positive targets, for
-    poisson), and binary and 3-class data of LARGE_ROWS x LARGE_FEATURES."""
+    poisson), and binary and 3-class data of LARGE_ROWS x LARGE_FEATURES; made once per
+    process (compile_from_one_end asks for them once per fit)."""
     tasks = {}
     for size, (n_rows, n_features) in {"": (N_ROWS, N_FEATURES),
                                        " large": (LARGE_ROWS, LARGE_FEATURES)}.items():

@@ -23,19 +23,27 @@ VIEW = {  # MLflow's shared view state: the job tags and test metric as columns,
 }  # fmt: skip
 
 
-def runs_view_url(uri: str, experiment: str, port: int) -> str:
-    """The UI's runs view of `experiment` in the store at `uri`, as the lab's view (`VIEW`, which
-    this writes into the experiment's tag mlflow.sharedViewState.lab):
-    http://127.0.0.1:PORT/#/experiments/ID/runs?viewStateShareKey=lab&workflowType=machine_learning;
-    the experiments list when the store has no such experiment yet (or only a deleted one)."""
-    home = f"http://{HOST}:{port}/"
+def shared_runs_view(uri: str, experiment: str) -> str | None:
+    """Writes the lab's view (`VIEW`) into the tag mlflow.sharedViewState.lab of the active
+    experiment named `experiment` in the store at `uri`, and returns its id; None (nothing
+    written) when the store has no such experiment yet, or only a deleted one."""
     client = MlflowClient(uri)
     found = client.get_experiment_by_name(experiment)
     if found is None or found.lifecycle_stage != "active":
-        return f"{home}#/experiments"
+        return None
     client.set_experiment_tag(found.experiment_id, f"mlflow.sharedViewState.{VIEW_KEY}",
                               json.dumps(VIEW))  # fmt: skip
-    return (f"{home}#/experiments/{found.experiment_id}/runs?viewStateShareKey={VIEW_KEY}"
+    return found.experiment_id
+
+
+def runs_view_url(experiment_id: str | None, port: int) -> str:
+    """The UI's runs view of the experiment in the lab's shared view:
+    http://127.0.0.1:PORT/#/experiments/ID/runs?viewStateShareKey=lab&workflowType=machine_learning;
+    the experiments list without an experiment."""
+    home = f"http://{HOST}:{port}/"
+    if experiment_id is None:
+        return f"{home}#/experiments"
+    return (f"{home}#/experiments/{experiment_id}/runs?viewStateShareKey={VIEW_KEY}"
             "&workflowType=machine_learning")  # fmt: skip
 
 
@@ -48,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         uri = tracking_uri()
     except CredentialsInURI as error:
         sys.exit(f"error: {error}")
-    url = runs_view_url(uri, args.experiment, args.port)
+    url = runs_view_url(shared_runs_view(uri, args.experiment), args.port)
     print(f"runs of experiment '{args.experiment}': {url}", flush=True)
     mlflow = os.path.join(os.path.dirname(sys.executable), "mlflow")
     os.execve(mlflow, [mlflow, "ui", "--host", HOST, "--port", str(args.port),

@@ -18,7 +18,7 @@ import pytest
 from mlflow import MlflowClient
 from PIL import Image
 
-from experiments.mlflow_ui import VIEW, runs_view_url
+from experiments.mlflow_ui import VIEW, runs_view_url, shared_runs_view
 
 EXPERIMENT = "study"
 SWEEP = ("dataset=iris,diabetes", "method=random_forest", "method.n_estimators=5",
@@ -30,17 +30,21 @@ WINDOW = (1920, 1080)
 
 def test_the_url_is_the_runs_view_of_the_experiment(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    assert runs_view_url(uri, "default", 5000) == "http://127.0.0.1:5000/#/experiments"
+    assert shared_runs_view(uri, "default") is None
+    assert runs_view_url(None, 5000) == "http://127.0.0.1:5000/#/experiments"
     client = MlflowClient(uri)
     experiment_id = client.create_experiment("default")
-    assert runs_view_url(uri, "default", 5001) == (
+    assert shared_runs_view(uri, "default") == experiment_id
+    assert runs_view_url(experiment_id, 5001) == (
         f"http://127.0.0.1:5001/#/experiments/{experiment_id}/runs?viewStateShareKey=lab"
         "&workflowType=machine_learning")
     view = json.loads(client.get_experiment(experiment_id).tags["mlflow.sharedViewState.lab"])
     assert view["selectedColumns"] == ["tags.`dataset`", "tags.`method`", "tags.`engine`",
                                        "tags.`seed`", "metrics.`test_error`", "metrics.`test_rmse`"]
-    client.delete_experiment(client.create_experiment("deleted"))
-    assert runs_view_url(uri, "deleted", 5000) == "http://127.0.0.1:5000/#/experiments"
+    deleted = client.create_experiment("deleted")
+    client.delete_experiment(deleted)
+    assert shared_runs_view(uri, "deleted") is None
+    assert "mlflow.sharedViewState.lab" not in client.get_experiment(deleted).tags
 
 
 class LabUI(NamedTuple):

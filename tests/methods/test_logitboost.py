@@ -136,7 +136,7 @@ def _multiclass_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_m
     n_classes = y.max() + 1
     F, F_test, largest_z = np.zeros((len(X), n_classes)), np.zeros((len(X_test), n_classes)), 0.0
     for _ in range(n_rounds):
-        p = np.exp(F) / np.exp(F).sum(axis=1, keepdims=True)
+        p = _softmax(F)
         f, f_test = np.empty_like(F), np.empty_like(F_test)
         for j in range(n_classes):
             w = p[:, j] * (1.0 - p[:, j])
@@ -163,31 +163,27 @@ def assert_scores_and_probabilities(model, pairs, probabilities) -> None:
         assert np.abs(model.predict_proba(rows) - probabilities(reference)).max() < 1e-8
 
 
+def _binary_probabilities(F: np.ndarray) -> np.ndarray:
+    return np.column_stack([1 - sigmoid2(F), sigmoid2(F)])
+
+
+def _softmax(F: np.ndarray) -> np.ndarray:
+    return np.exp(F) / np.exp(F).sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("n_classes, algorithm, probabilities", [
+    (2, _binary_logitboost, _binary_probabilities),  # FHT's Algorithm 3
+    (3, _multiclass_logitboost, _softmax),  # FHT's Algorithm 6
+])
 @pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
-def test_binary_logitboost_with_default_clipping_is_fht_algorithm_3(max_depth, learning_rate):
-    """With the default z_max = 4, F and p = 1 / (1 + e^(-2F)) equal FHT's Algorithm 3 on
-    training and test rows, on data where clipping is active."""
-    X, y, X_test = _grid_data(n_classes=2)
-    F, F_test, largest_z = _binary_logitboost(X, y, X_test, 20, max_depth, learning_rate,
-                                              DEFAULT_Z_MAX)
+def test_logitboost_with_default_clipping_is_fht_algorithm_3_and_6(
+        n_classes, algorithm, probabilities, max_depth, learning_rate):
+    """With the default z_max = 4, F and p (1 / (1 + e^(-2F)) for two classes, softmax(F) for
+    three) equal FHT's Algorithm 3 and 6 on training and test rows, on data where clipping is
+    active."""
+    X, y, X_test = _grid_data(n_classes=n_classes)
+    F, F_test, largest_z = algorithm(X, y, X_test, 20, max_depth, learning_rate, DEFAULT_Z_MAX)
     assert largest_z > 2 * DEFAULT_Z_MAX
     model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
                                  learning_rate=learning_rate).fit(X, y)
-    assert_scores_and_probabilities(model, ((X, F), (X_test, F_test)),
-                                    lambda F: np.column_stack([1 - sigmoid2(F), sigmoid2(F)]))
-
-
-@pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
-def test_multiclass_logitboost_with_default_clipping_is_fht_algorithm_6(max_depth,
-                                                                        learning_rate):
-    """Three classes, default z_max = 4: F_j and p = softmax(F) equal FHT's Algorithm 6 on
-    training and test rows, on data where clipping is active."""
-    X, y, X_test = _grid_data(n_classes=3)
-    F, F_test, largest_z = _multiclass_logitboost(X, y, X_test, 20, max_depth, learning_rate,
-                                                  DEFAULT_Z_MAX)
-    assert largest_z > 2 * DEFAULT_Z_MAX
-    model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
-                                 learning_rate=learning_rate).fit(X, y)
-    assert_scores_and_probabilities(
-        model, ((X, F), (X_test, F_test)),
-        lambda F: np.exp(F) / np.exp(F).sum(axis=1, keepdims=True))
+    assert_scores_and_probabilities(model, ((X, F), (X_test, F_test)), probabilities)

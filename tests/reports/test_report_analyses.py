@@ -90,14 +90,8 @@ def report(store, tmp_path_factory):
     return out, build_report(store, "analyses", out)
 
 
-def table_rows(markdown: str, title: str) -> dict[str, list[str]]:
-    section = markdown.split(f"## {title}\n")[1].split("\n## ")[0]
-    lines = [line for line in section.splitlines() if line.startswith("|")]
-    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
-    return {row[0]: row[1:] for row in [rows[0], *rows[2:]]}
 
-
-def test_bias_variance_tables_by_hand(report):
+def test_bias_variance_tables_by_hand(report, table_rows):
     markdown = (report[0] / "tables.md").read_text()
     rows = table_rows(markdown, "bias-variance: cls")
     assert rows["method / engine"] == [
@@ -120,7 +114,7 @@ def test_bias_variance_tables_by_hand(report):
     assert r"\label{tab:bias-variance-cls}" in (report[0] / "tables.tex").read_text()
 
 
-def test_diversity_table_by_hand(report):
+def test_diversity_table_by_hand(report, table_rows):
     rows = table_rows((report[0] / "tables.md").read_text(), "diversity: cls")
     assert rows["method / engine"] == ["disagreement", "Q", "strength s"]
     assert rows["random_forest / inhouse"] == ["0.150 ± 0.071", "0.700 ± 0.141", "0.600 ± 0.141"]
@@ -214,7 +208,7 @@ def job_store(tmp_path_factory) -> str:
 
 
 @pytest.mark.slow
-def test_a_report_of_real_jobs_shows_their_logged_analyses(job_store, tmp_path):
+def test_a_report_of_real_jobs_shows_their_logged_analyses(job_store, tmp_path, table_rows):
     paths = build_report(job_store, "jobs", tmp_path)
     runs = pd.read_csv(tmp_path / "results.csv").set_index(["dataset", "method"])
     markdown = (tmp_path / "tables.md").read_text()

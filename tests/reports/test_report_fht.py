@@ -53,12 +53,6 @@ def report(tmp_path_factory):
     return out, build_report(uri, "fht", out)
 
 
-def table_rows(markdown: str, title: str) -> dict[str, list[str]]:
-    section = markdown.split(f"## {title}\n")[1].split("\n## ")[0]
-    lines = [line for line in section.splitlines() if line.startswith("|")]
-    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
-    return {row[0]: row[1:] for row in [rows[0], *rows[2:]]}
-
 
 def test_the_figure_is_written_per_dataset_with_all_four_algorithms(report):
     out, paths = report
@@ -67,7 +61,8 @@ def test_the_figure_is_written_per_dataset_with_all_four_algorithms(report):
     assert not any("fht2000_wine" in name for name in names)
 
 
-def test_the_table_holds_the_seed_means_at_the_iteration_counts_beside_the_paper(report):
+def test_the_table_holds_the_seed_means_at_the_iteration_counts_beside_the_paper(report,
+                                                                                  table_rows):
     markdown = (report[0] / "tables.md").read_text()
     rows = table_rows(markdown, "FHT (2000) simulation: nested_spheres")
     assert rows["trees / algorithm / engine"] == [

@@ -70,14 +70,8 @@ def report(store, tmp_path_factory):
     return out, paths
 
 
-def table_rows(markdown: str, title: str) -> dict[str, list[str]]:
-    section = markdown.split(f"## {title}\n")[1].split("\n## ")[0]
-    lines = [line for line in section.splitlines() if line.startswith("|")]
-    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
-    return {row[0]: row[1:] for row in [rows[0], *rows[2:]]}
 
-
-def test_timing_medians_and_inhouse_ratios_on_common_jobs(report):
+def test_timing_medians_and_inhouse_ratios_on_common_jobs(report, table_rows):
     rows = table_rows((report[0] / "tables.md").read_text(), "timing")
     assert rows["method / engine"] == [
         "jobs", "fit_seconds", "predict_seconds", "fit_ratio", "predict_ratio"
@@ -89,7 +83,7 @@ def test_timing_medians_and_inhouse_ratios_on_common_jobs(report):
     assert rows["gbt / lightgbm"] == ["6", "4", "0.1", "0.75", "2.00"]
 
 
-def test_parity_largest_max_abs_diff_and_mean_metric_diff(report):
+def test_parity_largest_max_abs_diff_and_mean_metric_diff(report, table_rows):
     rows = table_rows((report[0] / "tables.md").read_text(), "parity")
     # max(1e-6, 3e-6, 2e-6, 1e-6) = 3e-6; mean(0, 0.01, 0.02, 0) = 0.0075.
     assert rows == {
@@ -98,7 +92,7 @@ def test_parity_largest_max_abs_diff_and_mean_metric_diff(report):
     }
 
 
-def test_friedman_row_and_average_ranks(report):
+def test_friedman_row_and_average_ranks(report, table_rows):
     markdown = (report[0] / "tables.md").read_text()
     assert table_rows(markdown, "test_error")["average rank"] == ["1.00", "3.00", "2.00"]
     # N = 3 datasets, fewer than 5: the test claims nothing, its cells are withheld (the
