@@ -1,16 +1,19 @@
 """Growth of one CART tree on binned data: random features per node, best or random thresholds.
 
 The node's rows are a slice of one partition array that each split reorders in place (left rows
-first). A node's best split is found when the node is created: its candidate features are
-visited in a random order until `max_features` non-constant features were scored (features
-constant in the node do not count, as in scikit-learn's CART). The histograms of the next
-`max_features - n_scored` features of that order are built in one pass over the node's rows
-(cart_histogram); extra trees take one feature at a time, since each feature's random
-threshold is drawn before the next feature, and cut a numeric one from the node's rows
-without a histogram (_offer_random_row_split). A best threshold lies halfway between the node's
-occupied bins on either side (gap_midpoint), as CART's midpoint between values. A categorical
-feature is split into two sets of categories (categories: best_cart_set, random_cart_set).
-Nodes are then split depth first, or, with max_leaves > 0, best first (largest gain).
+first). A node's best split is found when the node is created: `max_features` features are drawn
+at random (without replacement) and the non-constant ones scored; when all of them are constant
+in the node, further features are drawn one at a time until one is not (or none is left), as in
+scikit-learn's CART (a random subset of the features per node, the seed's "Random Subset of
+Features"). A feature constant in a node is constant in its descendants: each node keeps the set
+of features known to be constant in it (`known_constant`, bits), and a drawn feature of that set
+counts as drawn without reading a row (scikit-learn's n_known_constants). The histograms of a
+batch of drawn features are built in one pass over the node's rows (cart_histogram); extra trees
+cut their numeric drawn features from the node's rows without a histogram
+(_offer_random_row_splits). A best threshold lies halfway between the node's occupied bins on
+either side (gap_midpoint), as CART's midpoint between values. A categorical feature is split
+into two sets of categories (categories: best_cart_set, random_cart_set). Nodes are then split
+depth first, or, with max_leaves > 0, best first (largest gain).
 """
 
 from typing import NamedTuple
@@ -48,18 +51,21 @@ from ensembles.engine.splitting import (
 
 PURE_IMPURITY = 1e-12
 SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from the rows' codes
+CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN = 0, 1, 2, 3  # rows of CartScratch.cut_bounds
+N_CUT_BOUNDS = 4
 
 
 class CartParams(NamedTuple):
     """How each tree is grown (meanings as in scikit-learn; 0: no limit, as in XGBoost).
 
     criterion: splitting.GINI, ENTROPY or NEWTON (squared error); max_features: how many
-    non-constant features each node scores; random_splits: one random threshold per feature
-    (extra trees); min_child_weight and min_split_gain as in XGBoost. The defaults admit every
-    split whose children carry weight: min_child_weight is the smallest positive float, so a
-    child whose weight, found by subtracting its sibling's from its parent's, rounds to 0 or
-    below is no split (AdaBoost's weights span many orders of magnitude after a few rounds;
-    with the exact sums of integer bootstrap counts it never binds)."""
+    features each node draws (more while all drawn are constant in it); random_splits: one
+    random threshold per feature (extra trees); min_child_weight and min_split_gain as in
+    XGBoost. The defaults admit every split whose children carry weight: min_child_weight is the
+    smallest positive float, so a child whose weight, found by subtracting its sibling's from
+    its parent's, rounds to 0 or below is no split (AdaBoost's weights span many orders of
+    magnitude after a few rounds; with the exact sums of integer bootstrap counts it never
+    binds)."""
 
     max_features: int
     criterion: int = GINI
@@ -93,26 +99,32 @@ class BinnedData(NamedTuple):
 class CartNodes(NamedTuple):
     """The tree being grown: its nodes (node_arrays.NodeArrays), their best splits
     (node_arrays.OpenNodes), per node the statistics' sums (with the weight last), the leaf
-    value and the category set (node_arrays.empty_category_sets), and the stack of nodes to
-    split."""
+    value, the category set (node_arrays.empty_category_sets) and the features known to be
+    constant (bit f % 64 of word f // 64), and the stack of nodes to split."""
 
     nodes: node_arrays.NodeArrays
     open_nodes: node_arrays.OpenNodes
     node_sums: np.ndarray
     value: np.ndarray
     category_bits: np.ndarray
+    known_constant: np.ndarray
     stack: np.ndarray
 
 
 class CartScratch(NamedTuple):
     """The scratch of one node's evaluation: the drawn features' histograms, the two sides'
-    sums of a scan, the feature order, the node's occupied bins, the two-class scan's buffers
-    and a set split's (categories.empty_set_scratch)."""
+    sums of a scan, the feature order, the drawn features a batch of histograms is built for
+    and those extra trees cut from the rows, with each cut feature's smallest and largest code,
+    missing rows and threshold (CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN), the node's occupied
+    bins, the two-class scan's buffers and a set split's (categories.empty_set_scratch)."""
 
     hist: np.ndarray
     left: np.ndarray
     right: np.ndarray
     feature_order: np.ndarray
+    drawn: np.ndarray
+    cut_features: np.ndarray
+    cut_bounds: np.ndarray
     bins: np.ndarray
     scan: np.ndarray
     set_scratch: tuple
@@ -140,10 +152,14 @@ def cart_workspace(n_rows, n_features, n_stats, criterion, max_depth, max_leaves
     tree = CartNodes(node_arrays.empty_nodes(capacity), node_arrays.empty_open_nodes(capacity),
                      np.empty((capacity, n_stats + 1)), np.empty((capacity, n_outputs)),
                      node_arrays.empty_category_sets(capacity, categorical),
+                     np.empty((capacity, (n_features + 63) // 64), dtype=np.uint64),
                      np.empty(capacity, dtype=np.int32))
     work = CartScratch(np.empty((n_features, HISTOGRAM_BINS, n_stats + 1)),
                        np.empty(n_stats + 1), np.empty(n_stats + 1),
-                       np.empty(n_features, dtype=np.int32), np.empty(N_BIN_SLOTS, dtype=np.int32),
+                       np.empty(n_features, dtype=np.int32), np.empty(n_features, dtype=np.int32),
+                       np.empty(n_features, dtype=np.int32),
+                       np.empty((N_CUT_BOUNDS, n_features), dtype=np.int64),
+                       np.empty(N_BIN_SLOTS, dtype=np.int32),
                        np.empty((8, N_BIN_SLOTS)),
                        empty_set_scratch(n_stats + 1 if categorical.any() else 1))
     return CartWorkspace(tree, np.empty(n_rows, dtype=np.int32),
@@ -186,6 +202,8 @@ def grow_cart_tree(data, rows, params, seed, workspace):
     clear_set_scratch(work.set_scratch)
 
     tree.nodes.node_stop[0] = n_rows
+    for word in range(tree.known_constant.shape[1]):  # no feature is known constant at the root
+        tree.known_constant[node_arrays.ROOT, word] = 0
     sum_node_stats(partition, 0, n_rows, data.stats, tree.node_sums[0])
     n_nodes = _grow_nodes(data, partition, workspace.scratch[:n_rows], params, tree, work)
     return node_arrays.grown_tree(n_nodes, tree.nodes, tree.value, tree.category_bits)
@@ -227,6 +245,8 @@ def _grow_nodes(data, partition, scratch, params, tree, work):
         n_nodes += 2
         n_leaves += 1
         for child in (right_id, left_id):
+            for word in range(tree.known_constant.shape[1]):  # constant in the parent: in it too
+                tree.known_constant[child, word] = tree.known_constant[node, word]
             if _evaluate_node(child, data, partition, params, tree, work):
                 is_open[child] = True
                 stack[stack_size] = child
@@ -256,25 +276,40 @@ def _evaluate_node(node, data, partition, params, tree, work):
                                   params.min_samples_split, min_samples_leaf)
             or node_impurity(sums, n_stats, criterion) <= PURE_IMPURITY):
         return False
+    known_constant, drawn, cut_features = tree.known_constant[node], work.drawn, work.cut_features
     n_drawn = np.int64(0)
     n_scored = 0
-    while n_scored < max_features and n_drawn < n_features:
-        n_batch = 1 if random_splits else min(max_features - n_scored, n_features - n_drawn)
+    while n_drawn < n_features and (n_drawn < max_features or n_scored == 0):
+        n_batch = max_features - n_drawn if n_drawn < max_features else 1
+        n_batch = min(n_batch, n_features - n_drawn)
         _draw_features(feature_order, n_drawn, n_drawn + n_batch)
-        if random_splits and not categorical[feature_order[n_drawn]]:
-            n_scored += _offer_random_row_split(node, feature_order[n_drawn], data, partition,
-                                                params, tree, work)
-            n_drawn += 1
-            continue
-        build_drawn_histograms(codes, partition, start, stop, stats, feature_order, n_drawn,
-                               n_drawn + n_batch, hist)
+        n_unknown = 0
+        n_cut = 0
         for k in range(n_drawn, n_drawn + n_batch):
             f = feature_order[k]
+            if _is_known(known_constant, f):
+                continue
+            if random_splits and not categorical[f]:
+                cut_features[n_cut] = f
+                n_cut += 1
+            else:
+                drawn[n_unknown] = f
+                n_unknown += 1
+        n_drawn += n_batch
+        if n_cut > 0:
+            n_scored += _offer_random_row_splits(node, n_cut, data, partition, params, tree, work)
+        if n_unknown == 0:
+            continue
+        build_drawn_histograms(codes, partition, start, stop, stats, drawn, 0, n_unknown, hist)
+        for k in range(n_unknown):
+            f = drawn[k]
             if n_node < SORTED_BINS_MAX_ROWS:
                 n_occupied = node_bins(codes, partition, start, stop, f, bins)
             else:
                 n_occupied = occupied_bins(hist[k], n_bins[f], n_stats, bins)
-            if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1 and categorical[f]:
+            if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) <= 1:
+                _know(known_constant, f)
+            elif categorical[f]:
                 set_bits = set_scratch[3]
                 if random_splits:
                     set_gain, set_missing_left = random_cart_set(
@@ -287,70 +322,106 @@ def _evaluate_node(node, data, partition, params, tree, work):
                 node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_bits,
                                             tree.open_nodes, tree.category_bits)
                 n_scored += 1
-            elif n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) > 1:  # not constant
+            else:
                 split_gain, split_bin, split_missing_left = _feature_split(
                     hist[k], n_occupied, n_bins[f], sums, params, work)
                 node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left,
                                         tree.open_nodes)
                 n_scored += 1
             clear_bins(hist[k], bins, n_occupied)
-        n_drawn += n_batch
     return tree.open_nodes.best_feature[node] >= 0
 
 
 @borrowing
-def _offer_random_row_split(node, feature, data, partition, params, tree, work):
-    """Extra trees' split of a numeric feature, read from the node's rows without a histogram
-    (as scikit-learn's random splitter): the node's smallest and largest code, a threshold
-    drawn uniformly between their values (Geurts et al. 2006; Straka, "Extra Trees"), "x <= u"
-    going left: the split is "code <= b" for the largest b with bin_upper_values[b] <= u; the
-    left side and the missing rows summed over the rows, the missing rows sent to the better
-    side (splitting.best_missing_side), or, without any, NaN later following the larger side.
-    Two passes over the node's rows, no histogram and no scan of 256 bins. Returns 1 when the
-    feature is not constant in the node (it counts as scored), else 0."""
+def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
+    """Extra trees' splits of the numeric features work.cut_features[:n_cut], read from the
+    node's rows without a histogram (as scikit-learn's random splitter): each feature's smallest
+    and largest code in the node, a threshold drawn uniformly between their values (Geurts et
+    al. 2006; Straka, "Extra Trees"), "x <= u" going left: the split is "code <= b" for the
+    largest b with bin_upper_values[b] <= u; the left side and the missing rows summed over the
+    rows, the missing rows sent to the better side (splitting.best_missing_side), or, without
+    any, NaN later following the larger side. Two passes over the node's rows for all the
+    features (a row's codes are adjacent), the thresholds drawn in between in the features'
+    order. A feature constant in the node joins its known constants. Returns how many features
+    were not constant (they count as scored; one value and missing rows: scored, no split)."""
     codes, stats, criterion = data.codes, data.stats, params.criterion
     start, stop = tree.nodes.node_start[node], tree.nodes.node_stop[node]
     sums = tree.node_sums[node]
     n_stats = stats.shape[1]
-    low = np.int64(MISSING_BIN)
-    high = np.int64(-1)
-    n_missing = 0
-    for position in range(start, stop):
-        code = np.int64(codes[partition[position], feature])
-        if code == MISSING_BIN:
-            n_missing += 1
-        else:
-            low = min(low, code)
-            high = max(high, code)
-    if high < 0 or (low == high and n_missing == 0):
-        return 0
-    if low == high:
-        return 1  # one value and missing rows: scored, no split
-    upper = data.bin_upper_values[feature]
-    draw = upper[low] + np.random.random() * (upper[high] - upper[low])
-    threshold_bin = low
-    for b in range(low + 1, high):
-        if upper[b] <= draw:
-            threshold_bin = b
-    left, missing = work.left, work.hist[0, MISSING_BIN]  # a zero slot between nodes
-    for channel in range(n_stats + 1):
-        left[channel] = 0.0
+    features, hist = work.cut_features, work.hist
+    low, high = work.cut_bounds[CUT_LOW], work.cut_bounds[CUT_HIGH]
+    n_missing, threshold_bin = work.cut_bounds[CUT_MISSING], work.cut_bounds[CUT_BIN]
+    for k in range(n_cut):
+        low[k] = MISSING_BIN
+        high[k] = -1
+        n_missing[k] = 0
     for position in range(start, stop):
         row = partition[position]
-        code = codes[row, feature]
-        if code <= threshold_bin:  # MISSING_BIN is above every threshold
-            _add_row(stats[row], left)
-        elif code == MISSING_BIN:
-            _add_row(stats[row], missing)
-    gain, missing_left = best_missing_side(
-        work.hist[0], sums, node_score(sums, n_stats, criterion, 0.0, 0.0), criterion, 0.0, 0.0,
-        params.min_samples_leaf, params.min_child_weight, left, work.right)
-    if n_missing == 0:
-        missing_left = left[n_stats] >= sums[n_stats] - left[n_stats]  # _larger_side_is_left
-    for channel in range(n_stats + 1):
-        missing[channel] = 0.0
-    node_arrays.offer_split(node, gain, feature, threshold_bin, missing_left, tree.open_nodes)
-    return 1
+        for k in range(n_cut):
+            code = np.int64(codes[row, features[k]])
+            if code == MISSING_BIN:
+                n_missing[k] += 1
+            else:
+                low[k] = min(low[k], code)
+                high[k] = max(high[k], code)
+    n_scored = 0
+    n_split = 0  # the features with a threshold, moved to the front in their order
+    for k in range(n_cut):
+        if high[k] < 0 or (low[k] == high[k] and n_missing[k] == 0):
+            _know(tree.known_constant[node], features[k])
+            continue
+        n_scored += 1
+        if low[k] == high[k]:
+            continue
+        upper = data.bin_upper_values[features[k]]
+        draw = upper[low[k]] + np.random.random() * (upper[high[k]] - upper[low[k]])
+        cut = low[k]
+        for b in range(low[k] + 1, high[k]):
+            if upper[b] <= draw:
+                cut = b
+        features[n_split] = features[k]
+        n_missing[n_split] = n_missing[k]
+        threshold_bin[n_split] = cut
+        n_split += 1
+    for position in range(start, stop):  # left sums in slot k's bin 0 (the slots are zero)
+        row = partition[position]
+        for k in range(n_split):
+            # no branch: a row's side is a coin flip to predict; MISSING_BIN is above every cut
+            goes_left = 1.0 if codes[row, features[k]] <= threshold_bin[k] else 0.0
+            for channel in range(n_stats):
+                hist[k, 0, channel] += goes_left * stats[row, channel]
+            hist[k, 0, n_stats] += goes_left
+    for k in range(n_split):
+        for position in range(start, stop if n_missing[k] > 0 else start):
+            row = partition[position]
+            if codes[row, features[k]] == MISSING_BIN:
+                _add_row(stats[row], hist[k, MISSING_BIN])
+    parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
+    for k in range(n_split):
+        left = hist[k, 0]
+        gain, missing_left = best_missing_side(
+            hist[k], sums, parent_score, criterion, 0.0, 0.0, params.min_samples_leaf,
+            params.min_child_weight, left, work.right)
+        if n_missing[k] == 0:
+            missing_left = left[n_stats] >= sums[n_stats] - left[n_stats]  # _larger_side_is_left
+        node_arrays.offer_split(node, gain, features[k], threshold_bin[k], missing_left,
+                                tree.open_nodes)
+        for channel in range(n_stats + 1):
+            left[channel] = 0.0
+            hist[k, MISSING_BIN, channel] = 0.0
+    return n_scored
+
+
+@borrowing
+def _is_known(known_constant, feature):
+    """Whether `feature` is in the node's set of features known to be constant (its bits)."""
+    return (known_constant[feature >> 6] >> np.uint64(feature & 63)) & np.uint64(1) != 0
+
+
+@borrowing
+def _know(known_constant, feature):
+    """Add `feature` to the node's set of features known to be constant."""
+    known_constant[feature >> 6] |= np.uint64(1) << np.uint64(feature & 63)
 
 
 @borrowing

@@ -31,8 +31,9 @@ min_samples_split : int
 min_samples_leaf : int
     Rows each child of a split keeps at least.
 max_features : {"sqrt", "log2"}, int, float or None
-    Features scored at each node, drawn at random: sqrt(F), log2(F), a count, a fraction of
-    the F features, or None (all F).
+    Features drawn at random at each node: sqrt(F), log2(F), a count, a fraction of the F
+    features, or None (all F). A drawn feature constant in the node counts among them; when
+    every drawn one is constant, more are drawn until one is not (scikit-learn's rule).
 bootstrap : bool
     Grow each tree on a bootstrap sample (n draws with replacement, scikit-learn's draws for
     the tree's seed); False: on every row.

@@ -90,3 +90,41 @@ def test_bagging_uses_every_feature_at_every_node():
     cart = ensembles.RandomForestClassifier(n_estimators=1, bootstrap=False, max_features=None,
                                             random_state=0).fit(X, y)
     assert np.array_equal(bagging.predict_proba(X), cart.predict_proba(X))
+
+
+def _strong_weak_and_constant_features(n_constant: int = 8):
+    """400 rows: feature 0 decides the class, feature 1 is noise, the other n_constant are
+    constant."""
+    rng = np.random.default_rng(0)
+    strong, weak = rng.normal(size=400), rng.normal(size=400)
+    X = np.column_stack([strong, weak, np.ones((400, n_constant))])
+    return X, (strong > 0).astype(int)
+
+
+@pytest.mark.parametrize("family", ["RandomForest", "ExtraTrees"])
+def test_a_node_draws_max_features_features_constant_or_not_as_sklearn(family):
+    """The seed's random subset of features per node, with scikit-learn's one exception: of
+    10 features, 8 constant, a stump with max_features=2 scores the strong feature 0 when it
+    is among the 2 drawn (P = 1 - C(9,2)/C(10,2) = 1/5), or when both drawn are constant and
+    the draws that follow meet it before feature 1 (P = C(8,2)/C(10,2) / 2 = 14/45), so the
+    root splits on it with P = 23/45 for a random forest (feature 0 beats feature 1 whenever
+    both are scored) and with P between 22/45 and 23/45 for extra trees (both are drawn with
+    P = 1/45). Counting only non-constant features towards max_features, as this engine did,
+    scores both features at every node: feature 0 at nearly every root. scikit-learn's
+    forests, the reference, split the same way."""
+    X, y = _strong_weak_and_constant_features()
+    n_trees = 2000
+    roots = {}
+    for name, module in (("ours", ensembles), ("sklearn", reference)):
+        forest = getattr(module, f"{family}Classifier")(
+            n_estimators=n_trees, max_depth=1, max_features=2, bootstrap=False,
+            random_state=0).fit(X, y)
+        roots[name] = np.array([
+            tree.feature[0] if name == "ours" else tree.tree_.feature[0]
+            for tree in forest.estimators_])
+    low, high = (23 / 45, 23 / 45) if family == "RandomForest" else (22 / 45, 23 / 45)
+    for name, root in roots.items():
+        assert set(np.unique(root)) == {0, 1}, name
+        share = np.mean(root == 0)
+        margin = 4 * np.sqrt(0.25 / n_trees)  # 4 standard errors of a share near 1/2
+        assert low - margin <= share <= high + margin, (name, share)
