@@ -300,7 +300,8 @@ def _evaluate_node(node, data, partition, params, tree, work):
             n_scored += _offer_random_row_splits(node, n_cut, data, partition, params, tree, work)
         if n_unknown == 0:
             continue
-        build_drawn_histograms(codes, partition, start, stop, stats, drawn, 0, n_unknown, hist)
+        build_drawn_histograms(codes, partition, start, stop, stats, drawn, np.int64(0), n_unknown,
+                               hist)
         for k in range(n_unknown):
             f = drawn[k]
             if n_node < SORTED_BINS_MAX_ROWS:

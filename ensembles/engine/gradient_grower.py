@@ -30,7 +30,13 @@ from numba import njit, prange
 from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
-from ensembles.engine.categories import CATEGORY_SET, best_newton_set, empty_set_scratch, set_sums
+from ensembles.engine.categories import (
+    CATEGORY_SET,
+    best_newton_set,
+    clear_set_scratch,
+    empty_set_scratch,
+    set_sums,
+)
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
     COUNTED_CHANNELS,
@@ -48,6 +54,8 @@ DEPTHWISE = 0
 LOSSGUIDE = 1
 INITIAL_SLOTS = 32  # histogram slots a fit starts with: the most open leaves of a depth-6 tree
 MIN_SPLIT_ROWS = np.int64(2)  # XGBoost has no min_samples_split: only the rows of two children
+SERIAL_SCAN_BINS = 1 << 15  # bins x features a level's scans read without a parallel region
+# (about 50 us on one thread): _scans_serially
 
 
 class GradientParams(NamedTuple):
@@ -75,6 +83,17 @@ class GradientParams(NamedTuple):
         field would be another type)."""
         return GradientParams(*(kind(value) for kind, value in
                                 zip(GradientParams.__annotations__.values(), self, strict=True)))
+
+
+class SplitScratch(NamedTuple):
+    """The scratch of one node's split scans (_find_best_split): best_newton_threshold's
+    bins (int32, N_BIN_SLOTS) and scan (float64, 8 x N_BIN_SLOTS), and best_newton_set's
+    set_scratch (categories.empty_set_scratch). Made once per tree for the scans on the
+    calling thread, once per node in a parallel scan (split_scratch)."""
+
+    bins: np.ndarray
+    scan: np.ndarray
+    set_scratch: tuple
 
 
 @njit(cache=True)
@@ -131,9 +150,10 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     node_arrays.start_tree(nodes, open_nodes, category_bits)
 
     free_slots = _free_slot_stack(np.int64(0), pool.shape[0])  # typed: node_arrays
+    scratch = split_scratch(n_channels, categorical)
     n_free = pool.shape[0]
     partition = rows
-    scratch = np.empty_like(partition)
+    partition_scratch = np.empty_like(partition)
     batch = np.empty(leaf_bound, dtype=np.int32)  # split nodes whose rows are not yet placed
     batch_slot = np.empty(leaf_bound, dtype=np.int32)  # their histogram slots
     batch_grows = np.empty(leaf_bound, dtype=np.bool_)  # may a child of theirs split?
@@ -155,7 +175,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
                          params, category_regularization, usable[0], node_arrays.ROOT,
-                         open_nodes, category_bits)
+                         open_nodes, category_bits, scratch)
         is_open[0] = True
     else:
         sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
@@ -171,7 +191,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                 break
             split_nodes = batch[:n_batch]
             n_left = partition_batch(columns, split_nodes, batch_grows[:n_batch], nodes,
-                                     category_bits, partition, scratch)
+                                     category_bits, partition, partition_scratch)
             for t in range(n_batch):
                 pool, free_slots, n_free = _place_children(
                     split_nodes[t], n_left[t], batch_grows[t], batch_slot[t], nodes, params,
@@ -182,8 +202,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
-            _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
-                           params, category_regularization, usable, open_nodes, category_bits)
+            if _scans_serially(children, nodes, n_used):
+                for child in children:
+                    _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
+                                     node_sums[child], params, category_regularization,
+                                     usable[min(child, usable.shape[0] - 1)], child, open_nodes,
+                                     category_bits, scratch)
+            else:
+                _scan_children(children, pool, node_slot, n_bins, categorical, features,
+                               node_sums, params, category_regularization, usable, open_nodes,
+                               category_bits)
             is_open[children] = True
             for node in parents:
                 for child in range(left_child[node], left_child[node] + 2):
@@ -349,19 +377,27 @@ def _draw_features(usable, node_feature_fraction):
 
 
 @njit(cache=True, nogil=True)
+def split_scratch(n_channels, categorical):
+    """A SplitScratch for histograms of n_channels (set scans need the histogram's channels;
+    one channel, unused, when no feature is categorical)."""
+    return SplitScratch(np.empty(N_BIN_SLOTS, dtype=np.int32), np.empty((8, N_BIN_SLOTS)),
+                        empty_set_scratch(n_channels if categorical.any() else 1))
+
+
+@njit(cache=True, nogil=True)
 def _find_best_split(hist, n_bins, categorical, features, sums, params, category_regularization,
-                     usable, node, open_nodes, category_bits):
+                     usable, node, open_nodes, category_bits, scratch):
     """Best (gain, feature, bin, missing side) of a node over its usable features, stored at
     `node` (a set split's set in category_bits[node]). Features are scanned in increasing
     index and a later one must `improve` on the best, so ties go to the smaller index, as in
-    XGBoost."""
+    XGBoost. scratch: a SplitScratch (its set scratch zeroed here, as made)."""
     reg_lambda, reg_alpha, min_child_weight, min_samples_leaf = (
         params.reg_lambda, params.reg_alpha, params.min_child_weight, params.min_samples_leaf)
     open_nodes.best_gain[node] = -np.inf
     open_nodes.best_feature[node] = -1
-    set_scratch = empty_set_scratch(hist.shape[2] if categorical.any() else 1)
-    bins = np.empty(N_BIN_SLOTS, dtype=np.int32)
-    scan = np.empty((8, N_BIN_SLOTS))
+    bins, scan, set_scratch = scratch
+    if categorical.any():
+        clear_set_scratch(set_scratch)
     for k in range(features.shape[0]):
         if not usable[k]:
             continue
@@ -429,13 +465,26 @@ def _splittable_children(nodes, left_child, node_may_split):
     return children[:n_children]
 
 
+@njit(cache=True)
+def _scans_serially(children, nodes, n_used):
+    """Whether a level's children are scanned on the calling thread: when their scans read
+    fewer than SERIAL_SCAN_BINS bins x features (a child of r rows has at most min(r,
+    N_BIN_SLOTS) occupied bins per feature), less than a parallel region costs on a busy
+    machine (histogram.build_node_histograms)."""
+    work = 0
+    for child in children:
+        work += min(nodes.node_stop[child] - nodes.node_start[child], N_BIN_SLOTS) * n_used
+    return work < SERIAL_SCAN_BINS
+
+
 @njit(cache=True, parallel=True)
 def _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
                    params, category_regularization, usable, open_nodes, category_bits):
-    """_find_best_split of every child, one child per thread."""
+    """_find_best_split of every child, one child per thread (each with its own scratch)."""
+    n_channels = pool.shape[3]
     for t in prange(children.shape[0]):
         child = children[t]
         _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
                          node_sums[child], params, category_regularization,
                          usable[min(child, usable.shape[0] - 1)], child, open_nodes,
-                         category_bits)
+                         category_bits, split_scratch(n_channels, categorical))

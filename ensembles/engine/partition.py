@@ -10,6 +10,7 @@ from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
 PARTITION_CHUNK_ROWS = 1 << 12  # rows per work item: a small node is still shared
+SERIAL_ROWS = 1 << 14  # rows of a batch partitioned without a parallel region (partition_batch)
 
 
 @borrowing
@@ -56,8 +57,50 @@ def _goes_left(code, threshold_bin, missing_left, bits):
     return np.uint64(missing_left if code == MISSING_BIN else code <= threshold_bin)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def partition_batch(columns, nodes, routed, tree, category_bits, partition, scratch):
+    """Stable partition of the rows of every node of a batch by its split (the tree's
+    node_arrays.NodeArrays), as _parallel_partition_batch; a batch of fewer than SERIAL_ROWS
+    rows is partitioned on the calling thread, node after node, without a parallel region:
+    the same partition (a stable partition is unique). A parallel region is a launch and a
+    wait for every thread (histogram.build_node_histograms), more than splitting a few
+    thousand rows costs. Returns the number of rows going left, per node of the batch."""
+    node_start, node_stop = tree.node_start, tree.node_stop
+    n_rows = 0
+    for node in nodes:
+        n_rows += node_stop[node] - node_start[node]
+    if n_rows >= SERIAL_ROWS:
+        return _parallel_partition_batch(columns, nodes, routed, tree, category_bits, partition,
+                                         scratch)
+    node_left = np.empty(nodes.shape[0], dtype=np.int64)
+    for t in range(nodes.shape[0]):
+        node = nodes[t]
+        lo, hi = np.int64(node_start[node]), np.int64(node_stop[node])  # as the items' bounds
+        column = columns[:, tree.feature[node]]
+        bits = category_bits[min(node, category_bits.shape[0] - 1)]
+        if routed[t]:
+            node_left[t] = _split_chunk(column, tree.threshold_bin[node], tree.missing_left[node],
+                                        bits, partition, scratch, lo, hi)
+            _place_chunk(scratch, lo, hi, node_left[t], lo, lo + node_left[t], partition)
+        else:
+            node_left[t] = _count_left(column, tree.threshold_bin[node], tree.missing_left[node],
+                                       bits, partition, lo, hi)
+    return node_left
+
+
+@borrowing
+def _place_chunk(scratch, lo, hi, n_left, left_at, right_at, partition):
+    """A chunk split by _split_chunk into scratch[lo:hi] moved to its place: its n_left left
+    rows to partition[left_at:], in order, its right rows (reversed in scratch) to
+    partition[right_at:], in order. Loops, no array assignment (engine docstring)."""
+    for i in range(n_left):
+        partition[left_at + i] = scratch[lo + i]
+    for i in range(hi - lo - n_left):
+        partition[right_at + i] = scratch[hi - 1 - i]
+
+
+@njit(cache=True, parallel=True)
+def _parallel_partition_batch(columns, nodes, routed, tree, category_bits, partition, scratch):
     """Stable partition of the rows of every node of a batch by its split (the tree's
     node_arrays.NodeArrays: feature, threshold_bin, missing_left, rows node_start:node_stop;
     category_bits[node] for a set split, one row of it when there are none): the rows going
@@ -116,12 +159,8 @@ def partition_batch(columns, nodes, routed, tree, category_bits, partition, scra
         while item < n_items:
             i = order[item]
             if routed[item_node[i]]:
-                n_left = item_left[i]
-                n_right = item_hi[i] - item_lo[i] - n_left
-                partition[left_at[i]:left_at[i] + n_left] = scratch[item_lo[i]:
-                                                                    item_lo[i] + n_left]
-                partition[right_at[i]:right_at[i] + n_right] = scratch[item_hi[i] - n_right:
-                                                                       item_hi[i]][::-1]
+                _place_chunk(scratch, item_lo[i], item_hi[i], item_left[i], left_at[i],
+                             right_at[i], partition)
             item = next_item(counter)
     return node_left
 

@@ -31,6 +31,8 @@ TIE_TOLERANCE = 1e-10
 EMPTY_HESSIAN = 1e-10  # a side without counts holding at most this share of its node's
 # hessian is empty: a subtracted histogram's empty bins held up to 1.7e-16 of it (100k rows)
 SMALLEST_HESSIAN = float(np.finfo(np.float64).tiny)  # a side of no hessian is empty too
+LEFT_COUNT_ROW = np.int64(2)  # the row of scan holding the left counts (scans with counts)
+LEFT_HESSIAN_ROW = np.int64(1)  # and the left hessians, the count of a scan without counts
 
 
 @borrowing
@@ -232,14 +234,15 @@ def best_two_class_threshold(hist, bins, n_occupied, n_bins, parent, criterion,
         _split_gains(scan[3], scan[4], scan[5], n_candidates, parent, parent_score, criterion,
                      min_count, min_child_weight, scan[7])
     return _first_best_candidate(scan, bins, n_candidates, has_missing,
-                                 parent[TWO_CLASS_COUNT_CHANNEL])
+                                 parent[TWO_CLASS_COUNT_CHANNEL], LEFT_COUNT_ROW)
 
 
 @borrowing
-def _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n):
+def _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n, count_row):
     """Pass 3 of the vectorized scans: (gain, bin, missing_left) of the first largest gain,
     missing-right preferred on ties, as best_threshold; without missing rows in the node,
-    missing values go to the larger side (_larger_side_is_left, from pass 1's left counts).
+    missing values go to the larger side (_larger_side_is_left, from pass 1's left counts in
+    scan[count_row]).
     The largest gain is found first (_largest_gain), then the first candidate holding it."""
     best_gain = _largest_gain(scan[6], n_candidates)
     if has_missing:
@@ -257,7 +260,7 @@ def _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n):
             best_missing_left = True
             break
     if not has_missing:
-        best_missing_left = scan[2, best] >= parent_n - scan[2, best]
+        best_missing_left = scan[count_row, best] >= parent_n - scan[count_row, best]
     return best_gain, bins[best], best_missing_left
 
 
@@ -422,28 +425,31 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
         n_occupied = occupied_bins(hist, last_bin, COUNT_CHANNEL, bins)
         n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing,
                                           count_channel, scan)
+        count_row = LEFT_COUNT_ROW
     else:
         count_channel = np.int64(HESSIAN_CHANNEL)
         min_count = max(EMPTY_HESSIAN * parent_h, SMALLEST_HESSIAN)
         has_missing = hist[MISSING_BIN, HESSIAN_CHANNEL] > min_count
         last_bin = n_bins if has_missing else n_bins - 1
         n_candidates = _newton_left_sums(hist, last_bin, has_missing, bins, scan)
+        count_row = LEFT_HESSIAN_ROW
     parent_n = parent[count_channel]
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
-    _newton_split_gains(scan[0], scan[1], scan[2], n_candidates, parent_g, parent_h, parent_n,
-                        parent_score, reg_lambda, reg_alpha, min_count, min_child_weight,
-                        scan[6])
+    _newton_split_gains(scan[0], scan[1], scan[count_row], n_candidates, parent_g, parent_h,
+                        parent_n, parent_score, reg_lambda, reg_alpha, min_count,
+                        min_child_weight, scan[6])
     if has_missing:
-        _newton_split_gains(scan[3], scan[4], scan[5], n_candidates, parent_g, parent_h,
-                            parent_n, parent_score, reg_lambda, reg_alpha, min_count,
+        _newton_split_gains(scan[3], scan[4], scan[count_row + 3], n_candidates, parent_g,
+                            parent_h, parent_n, parent_score, reg_lambda, reg_alpha, min_count,
                             min_child_weight, scan[7])
-    return _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n)
+    return _first_best_candidate(scan, bins, n_candidates, has_missing, parent_n, count_row)
 
 
 @borrowing
 def _newton_left_sums(hist, last_bin, has_missing, bins, scan):
     """Pass 1 of best_newton_threshold without counts: _running_left_sums over bins
-    0..last_bin - 1 (the count channel is the hessian, the same sums), in the same order;
+    0..last_bin - 1 in the same order, without the count rows (the count is the hessian,
+    scan[LEFT_HESSIAN_ROW]: a store less a bin, which bounds this loop with the additions);
     returns the number of candidates, their bins in `bins`. Without missing rows in the node,
     only bin 0 and the bins holding a nonzero g or h are candidates: a bin of exact zeros
     adds nothing, so its left sums, hence its gains, are those of the candidate before it,
@@ -465,13 +471,11 @@ def _newton_left_sums(hist, last_bin, has_missing, bins, scan):
         bins[n_candidates] = b
         scan[0, n_candidates] = left_g
         scan[1, n_candidates] = left_h
-        scan[2, n_candidates] = left_h
         if has_missing:
             left_g += missing_g
             left_h += missing_h
             scan[3, n_candidates] = left_g
             scan[4, n_candidates] = left_h
-            scan[5, n_candidates] = left_h
             left_g -= missing_g
             left_h -= missing_h
         n_candidates += has_missing | (b == 0) | (grad != 0.0) | (hess != 0.0)

@@ -4,13 +4,16 @@ import pytest
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.categories import SET_WORDS
 from ensembles.engine.node_arrays import empty_nodes
-from ensembles.engine.partition import PARTITION_CHUNK_ROWS, partition_batch
+from ensembles.engine.partition import PARTITION_CHUNK_ROWS, SERIAL_ROWS, partition_batch
 
 
 @pytest.mark.parametrize("missing_left", [False, True])
-def test_batch_partition_is_stable_within_each_node(missing_left):
+@pytest.mark.parametrize("n_rows", [3 * PARTITION_CHUNK_ROWS + 700, SERIAL_ROWS + 700],
+                         ids=["serial", "parallel"])
+def test_batch_partition_is_stable_within_each_node(missing_left, n_rows):
+    """A batch below SERIAL_ROWS is partitioned node after node, a larger one in parallel
+    chunks: both are numpy's stable partition."""
     rng = np.random.default_rng(4)
-    n_rows = 3 * PARTITION_CHUNK_ROWS + 700
     columns = np.asfortranarray(rng.integers(0, 30, size=(n_rows, 3)).astype(np.uint8))
     columns[rng.uniform(size=columns.shape) < 0.1] = MISSING_BIN
     partition = rng.permutation(n_rows).astype(np.int32)
