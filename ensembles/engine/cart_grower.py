@@ -204,7 +204,7 @@ def grow_cart_tree(data, rows, params, seed, workspace):
     tree.nodes.node_stop[0] = n_rows
     for word in range(tree.known_constant.shape[1]):  # no feature is known constant at the root
         tree.known_constant[node_arrays.ROOT, word] = 0
-    sum_node_stats(partition, 0, n_rows, data.stats, tree.node_sums[0])
+    sum_node_stats(partition, np.int64(0), n_rows, data.stats, tree.node_sums[0])
     n_nodes = _grow_nodes(data, partition, workspace.scratch[:n_rows], params, tree, work)
     return node_arrays.grown_tree(n_nodes, tree.nodes, tree.value, tree.category_bits)
 
@@ -283,8 +283,8 @@ def _evaluate_node(node, data, partition, params, tree, work):
         n_batch = max_features - n_drawn if n_drawn < max_features else 1
         n_batch = min(n_batch, n_features - n_drawn)
         _draw_features(feature_order, n_drawn, n_drawn + n_batch)
-        n_unknown = 0
-        n_cut = 0
+        n_unknown = np.int64(0)  # typed: a literal 0 is another signature of the kernels
+        n_cut = np.int64(0)
         for k in range(n_drawn, n_drawn + n_batch):
             f = feature_order[k]
             if _is_known(known_constant, f):

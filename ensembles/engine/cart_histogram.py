@@ -22,12 +22,14 @@ occupied bins after the scan.
 """
 
 
+import numpy as np
+
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.borrowing import borrowing
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
-TWO_CLASS_COUNT_CHANNEL = 2  # (w_0, w_1, count)
-SQUARED_TARGET_CHANNEL = 2  # (g, h, w y^2, count) = (-w y, w, w y^2, count)
+TWO_CLASS_COUNT_CHANNEL = np.int64(2)  # (w_0, w_1, count); typed, as splitting.NEWTON
+SQUARED_TARGET_CHANNEL = np.int64(2)  # (g, h, w y^2, count) = (-w y, w, w y^2, count)
 
 
 @borrowing

@@ -151,7 +151,7 @@ def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
     sorted_hist, order, keys, bits, _, _ = scratch
     smooth = regularization.cat_smooth
     m = occupied_bins(hist, n_bins, COUNT_CHANNEL, order)
-    n_sorted = 0
+    n_sorted = np.int64(0)  # typed: a literal 0 is another signature of the kernels
     for i in range(m):
         c = order[i]
         if hist[c, COUNT_CHANNEL] >= smooth:
@@ -168,7 +168,8 @@ def best_newton_set(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_leaf,
     cat_lambda = reg_lambda + regularization.cat_l2
     gain, last_left, missing_left = best_newton_threshold(
         sorted_hist, n_scanned, sums, cat_lambda, reg_alpha,
-        max(min_samples_leaf, regularization.min_data_per_group), min_child_weight, bins, scan)
+        max(min_samples_leaf, np.int64(regularization.min_data_per_group)), min_child_weight,
+        bins, scan)
     if n_scanned < n_sorted and last_left >= (n_scanned - 1) // 2:
         last_left += n_sorted - n_scanned  # the middle row or after: the prefix this long
     _set_of_prefix(order, n_sorted, last_left + 1, missing_left, bits)
@@ -212,7 +213,7 @@ def _best_one_vs_rest(hist, n_bins, sums, reg_lambda, reg_alpha, min_samples_lea
         sorted_hist[MISSING_BIN, channel] = hist[MISSING_BIN, channel]
     best_gain = -np.inf
     best = 0
-    best_missing_left = False
+    best_missing_left = np.bool_(False)  # typed: a literal False is another signature
     for i in range(m):
         for channel in range(hist.shape[1]):
             sorted_hist[0, channel] = hist[order[i], channel]
@@ -239,7 +240,7 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
     n_stats = sums.shape[0] - 1
     n_orders = 1 if criterion == NEWTON or n_stats == 2 else n_stats
     best_gain = -np.inf
-    best_missing_left = False
+    best_missing_left = np.bool_(False)  # typed: a literal False is another signature
     for k in range(n_orders):
         m = occupied_bins(hist, n_bins, n_stats, order)
         for i in range(m):

@@ -178,7 +178,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                          open_nodes, category_bits, scratch)
         is_open[0] = True
     else:
-        sum_node_stats(partition, 0, n_rows, stats, node_sums[0])
+        sum_node_stats(partition, np.int64(0), n_rows, stats, node_sums[0])
 
     cursor = node_arrays.ROOT
     while True:
@@ -271,7 +271,7 @@ def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, no
     split, and their histogram slots: the parent's slot for the larger child and a free one
     for the smaller, when either may split, else the parent's slot freed. Returns (pool,
     free_slots, n_free)."""
-    node_arrays.place_children(node, n_left, nodes)
+    node_arrays.place_children(np.int64(node), n_left, nodes)  # a node of an int32 batch
     node_start, node_stop = nodes.node_start, nodes.node_stop
     left = nodes.left_child[node]
     for child in range(left, left + 2):

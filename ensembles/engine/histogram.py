@@ -53,7 +53,7 @@ SERIAL_WORK = 1 << 17  # rows x features of a batch built without a parallel reg
 # 0.1-0.3 ms on one thread): build_node_histograms
 FEATURE_BLOCKS = 2  # feature ranges of a small node when a batch has few work items
 BLOCK_FEATURES = 32  # features per work item of a wide node: see build_node_histograms
-GRADIENT_CHANNELS = 2  # g, h
+GRADIENT_CHANNELS = np.int64(2)  # g, h (typed, as splitting.NEWTON)
 COUNTED_CHANNELS = LANES  # g, h, count, 0
 GRADIENT_CHANNEL = 0  # also of every NEWTON statistics row: (g, h, ...)
 HESSIAN_CHANNEL = 1
@@ -169,8 +169,9 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
         return
     for t in range(nodes.shape[0]):
         hist = pool[node_slot[nodes[t]]]
-        build_gradient_histograms(codes, rows, node_start[nodes[t]], node_stop[nodes[t]], stats,
-                                  features, 0, n_used, hist)
+        build_gradient_histograms(codes, rows, np.int64(node_start[nodes[t]]),
+                                  np.int64(node_stop[nodes[t]]), stats, features, np.int64(0),
+                                  n_used, hist)
         if sibling_slot[t] >= 0:
             for k in range(n_used):
                 subtract_histogram(pool[sibling_slot[t], k], hist[k])

@@ -3,6 +3,8 @@ merge sort of (key, item) pairs, runs of width 1, 2, 4, ..., merged back and for
 arrays and a scratch pair. numba's stable argsort allocates, and took 2.3 s of a cold start to
 compile."""
 
+import numpy as np
+
 from ensembles.engine.borrowing import borrowing
 
 
@@ -11,7 +13,7 @@ def sort_by_key(keys, items, n, key_scratch, item_scratch):
     """Sort items[:n] by keys[:n], increasing (both arrays permuted), equal keys in their
     order. The scratch arrays hold n pairs."""
     in_scratch = False
-    width = 1
+    width = np.int64(1)  # typed: a literal 1 is another signature of _merge_runs
     while width < n:
         if in_scratch:
             _merge_runs(key_scratch, item_scratch, keys, items, n, width)
