@@ -32,9 +32,11 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.categories import (
+    add_to_set,
     best_cart_set,
     clear_set_scratch,
     empty_set_scratch,
+    in_set,
     random_cart_set,
 )
 from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
@@ -100,7 +102,7 @@ class CartNodes(NamedTuple):
     """The tree being grown: its nodes (node_arrays.NodeArrays), their best splits
     (node_arrays.OpenNodes), per node the statistics' sums (with the weight last), the leaf
     value, the category set (node_arrays.empty_category_sets) and the features known to be
-    constant (bit f % 64 of word f // 64), and the stack of nodes to split."""
+    constant (categories.in_set's layout), and the stack of nodes to split."""
 
     nodes: node_arrays.NodeArrays
     open_nodes: node_arrays.OpenNodes
@@ -152,7 +154,7 @@ def cart_workspace(n_rows, n_features, n_stats, criterion, max_depth, max_leaves
     tree = CartNodes(node_arrays.empty_nodes(capacity), node_arrays.empty_open_nodes(capacity),
                      np.empty((capacity, n_stats + 1)), np.empty((capacity, n_outputs)),
                      node_arrays.empty_category_sets(capacity, categorical),
-                     np.empty((capacity, (n_features + 63) // 64), dtype=np.uint64),
+                     np.empty((capacity, (n_features + 31) // 32), dtype=np.uint32),
                      np.empty(capacity, dtype=np.int32))
     work = CartScratch(np.empty((n_features, HISTOGRAM_BINS, n_stats + 1)),
                        np.empty(n_stats + 1), np.empty(n_stats + 1),
@@ -287,7 +289,7 @@ def _evaluate_node(node, data, partition, params, tree, work):
         n_cut = np.int64(0)
         for k in range(n_drawn, n_drawn + n_batch):
             f = feature_order[k]
-            if _is_known(known_constant, f):
+            if in_set(known_constant, f):
                 continue
             if random_splits and not categorical[f]:
                 cut_features[n_cut] = f
@@ -309,7 +311,7 @@ def _evaluate_node(node, data, partition, params, tree, work):
             else:
                 n_occupied = occupied_bins(hist[k], n_bins[f], n_stats, bins)
             if n_occupied + (hist[k, MISSING_BIN, n_stats] > 0.0) <= 1:
-                _know(known_constant, f)
+                add_to_set(known_constant, f)
             elif categorical[f]:
                 set_bits = set_scratch[3]
                 if random_splits:
@@ -369,7 +371,7 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
     n_split = 0  # the features with a threshold, moved to the front in their order
     for k in range(n_cut):
         if high[k] < 0 or (low[k] == high[k] and n_missing[k] == 0):
-            _know(tree.known_constant[node], features[k])
+            add_to_set(tree.known_constant[node], features[k])
             continue
         n_scored += 1
         if low[k] == high[k]:
@@ -411,18 +413,6 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
             left[channel] = 0.0
             hist[k, MISSING_BIN, channel] = 0.0
     return n_scored
-
-
-@borrowing
-def _is_known(known_constant, feature):
-    """Whether `feature` is in the node's set of features known to be constant (its bits)."""
-    return (known_constant[feature >> 6] >> np.uint64(feature & 63)) & np.uint64(1) != 0
-
-
-@borrowing
-def _know(known_constant, feature):
-    """Add `feature` to the node's set of features known to be constant."""
-    known_constant[feature >> 6] |= np.uint64(1) << np.uint64(feature & 63)
 
 
 @borrowing

@@ -74,8 +74,21 @@ class CategoryRegularization(NamedTuple):
 
 @njit(cache=True, nogil=True, inline="always")
 def in_set(bits, code):
-    """Whether code (0..255) is in the set `bits` (SET_WORDS uint32 words)."""
+    """Whether code is in the set `bits`: bit code % 32 of the uint32 word code // 32 (a
+    category set has SET_WORDS words)."""
     return (bits[code >> 5] >> np.uint32(code & 31)) & np.uint32(1) != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_to_set(bits, code):
+    """Put code into the set `bits` (in_set's layout)."""
+    bits[code >> 5] |= np.uint32(1) << np.uint32(code & 31)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def remove_from_set(bits, code):
+    """Take code out of the set `bits` (in_set's layout)."""
+    bits[code >> 5] &= ~(np.uint32(1) << np.uint32(code & 31))
 
 
 @njit(cache=True, nogil=True)
@@ -130,13 +143,10 @@ def _set_of_prefix(order, m, n_left, missing_left, bits):
     fill = np.uint32(0xFFFFFFFF) if missing_left else np.uint32(0)
     bits[:] = fill
     for i in range(m):
-        c = order[i]
-        word = c >> 5
-        bit = np.uint32(1) << np.uint32(c & 31)
         if i < n_left:
-            bits[word] |= bit
+            add_to_set(bits, order[i])
         else:
-            bits[word] &= ~bit
+            remove_from_set(bits, order[i])
 
 
 @borrowing
