@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEAM_STAMP := $(VENV)/.team-installed
+WARM_STAMP := $(VENV)/.warmed
 EXP ?= default
 ARGS ?=
 
@@ -21,8 +22,15 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) --require-hashes -r $(LOCK)
 	$(PIP) --no-deps -e .
-	$(PY) -m ensembles.warm
 	touch $(STAMP)
+
+# numba's cache of the engine, filled on two processes after installing and again after any
+# change to the package's sources (a pull, a checkout): the engine's cache is named after its
+# sources (ensembles/engine/__init__.py), so without this the first job after a change would
+# compile every kernel on one process
+$(WARM_STAMP): $(STAMP) $(wildcard ensembles/*.py ensembles/*/*.py)
+	$(PY) -m ensembles.warm
+	touch $(WARM_STAMP)
 
 # the optional extras of a team store and a cluster (PostgreSQL, its driver, Ray) and of the
 # documentation site (Sphinx): make server, make docs and make test
@@ -41,13 +49,13 @@ lock: $(STAMP)
 # the default sweep, unless ARGS names another preset (ARGS="+sweep=parity" or "sweep=parity")
 DEFAULT_SWEEP := $(if $(findstring sweep=,$(ARGS)),,+sweep=default)
 
-sweep: $(STAMP)
+sweep: $(WARM_STAMP)
 	$(PY) -m experiments.run -m $(DEFAULT_SWEEP) $(ARGS)
 
 # the tests on TEST_WORKERS processes (pytest-xdist): a module per worker at a time (its
 # module-scoped servers start once), the modules with slow tests first (tests/conftest.py)
 TEST_WORKERS ?= 2
-test: $(TEAM_STAMP)
+test: $(TEAM_STAMP) $(WARM_STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
 
 report: $(STAMP)
@@ -56,7 +64,7 @@ report: $(STAMP)
 ui: $(STAMP)
 	$(PY) -m experiments.mlflow_ui --experiment $(EXP) $(ARGS)
 
-bench: $(STAMP)
+bench: $(WARM_STAMP)
 	$(PY) -m experiments.bench $(ARGS)
 
 lint: $(STAMP)
