@@ -19,9 +19,10 @@ from experiments.engines.mapping import (
     build,
     build_estimator,
     check_takes_missing_values,
+    inhouse_class_name,
     with_task_defaults,
 )
 from experiments.engines.spec import Built, SkippedJob
 
 __all__ = ["Built", "SkippedJob", "build", "build_estimator", "check_takes_missing_values",
-           "with_task_defaults"]
+           "inhouse_class_name", "with_task_defaults"]

@@ -115,6 +115,13 @@ def build_estimator(cfg: DictConfig, shape: tuple[int, int], engine: str | None 
     return build(cfg, shape, engine).estimator
 
 
+def inhouse_class_name(cfg: DictConfig) -> str:
+    """The class name of the in-house estimator a job config fits (engines.inhouse):
+    <family>Regressor or <family>Classifier by the dataset's task, e.g. for ensembles.warm."""
+    task = "Regressor" if cfg.dataset.task is Task.regression else "Classifier"
+    return f"{METHODS[method_key(cfg.method)].family}{task}"
+
+
 def with_task_defaults(method: DictConfig, task: Task) -> DictConfig:
     """The method config with max_features=auto resolved to scikit-learn's default for the
     task: sqrt for classification (Breiman 2001), 1.0 (every feature) for regression."""

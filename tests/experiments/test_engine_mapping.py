@@ -11,6 +11,7 @@ from sklearn.metrics import root_mean_squared_error
 from sklearn.model_selection import train_test_split
 
 import ensembles
+from ensembles import warm
 from ensembles.methods.validation import resolve_max_features
 from experiments.configs import (
     BaggingConfig,
@@ -21,7 +22,8 @@ from experiments.configs import (
     RandomForestConfig,
     Task,
 )
-from experiments.engines import SkippedJob, build_estimator
+from experiments.engines import SkippedJob, build_estimator, inhouse_class_name
+from experiments.engines.catalog import DECLARATIONS
 
 CLASSES = {
     ("inhouse", Task.binary): ensembles.RandomForestClassifier,
@@ -168,3 +170,15 @@ def test_bagging_takes_the_sample_fraction_as_the_forests(engine):
     X, y = make_friedman1(n_samples=50, random_state=0)
     with pytest.raises(ValueError, match="max_samples is the size of a bootstrap"):
         build_estimator(bagging, X.shape).fit(X, y)
+
+
+@pytest.mark.parametrize("declaration", DECLARATIONS, ids=lambda declaration: declaration.key)
+def test_a_job_warms_the_class_it_builds(declaration):
+    """inhouse_class_name (the estimator whose kernels a job compiles first: ensembles.warm)
+    names the class build_estimator makes, and the warm-up has fits of it."""
+    for task in declaration.losses:
+        cfg = job("inhouse", task)
+        cfg.method = OmegaConf.structured(declaration.schema)
+        estimator = build_estimator(cfg, (1000, 10))
+        assert inhouse_class_name(cfg) == type(estimator).__name__
+        assert warm.estimator_fits(type(estimator).__name__)

@@ -164,18 +164,24 @@ def test_a_run_records_its_environment(compose_job, runs_of):
 
 def test_the_engine_is_compiled_once_per_process_before_the_first_inhouse_fit(compose_job,
                                                                                monkeypatch):
+    """A job warms its own estimator's kernels (warm.estimator_fits), once per process."""
     calls = []
-    monkeypatch.setattr(warm, "compile_all", lambda: calls.append("compiled") or 0.0)
+    monkeypatch.setattr(warm, "compile_fits", lambda names: calls.append(names))
     warm.compile_once.cache_clear()
     try:
         assert run_job(compose_job(*SMALL, "dataset=wine")) == "ok"
         assert calls == []  # a reference engine's job needs no numba kernel
         first_fit = []
-        monkeypatch.setattr(run, "evaluate", lambda *args: first_fit.append(list(calls)) or
+        monkeypatch.setattr(run, "evaluate", lambda *args: first_fit.append(len(calls)) or
                             ([{"test_error": 0.0}], {}, {}))  # fmt: skip
         for seed in (0, 1):
             run_job(compose_job("method.n_estimators=3", "dataset=wine", f"seed={seed}"))
-        assert calls == ["compiled"] and first_fit == [["compiled"], ["compiled"]]
+        forest_fits = warm.estimator_fits("RandomForestClassifier")  # the default method's
+        assert calls == [forest_fits] and first_fit == [1, 1]
+        run_job(compose_job("method=gbt", "method.n_estimators=3", "dataset=wine"))
+        gbt_fits = warm.estimator_fits("GradientBoostingClassifier")
+        assert calls == [forest_fits, gbt_fits]
+        assert len(gbt_fits) == 5  # one per loss, and the large-table ones
     finally:
         warm.compile_once.cache_clear()
 
