@@ -125,12 +125,13 @@ def compile_once(estimator: str | None = None) -> float:
     """compile_fits of one estimator class's fits (estimator_fits), or of every estimator's
     (None), once per process, e.g. before a job's first timed fit; return the seconds it
     took. Without it, a first fit counts up to a minute of compilation (an empty cache) or a
-    second of loading. A job warms its own estimator only: with an empty cache the first fits
-    of GBT, random forest and AdaBoost compiled 63, 24 and 4 s of the engine's 94 (measured,
-    docs/small_tables.md), and a later job of another estimator compiles the kernels it adds."""
+    second of loading. A job warms its own estimator only: with an empty cache, a random
+    forest's fits compiled 34 s, AdaBoost's 43, GBT's 58, every estimator's 82 (one process,
+    measured: docs/small_tables.md); a later job of another estimator compiles what it adds."""
     start = time.perf_counter()
     compile_fits(None if estimator is None else estimator_fits(estimator))
     return time.perf_counter() - start
+
 
 if __name__ == "__main__":
     seconds = compile_all(processes=min(2, os.cpu_count() or 1))
