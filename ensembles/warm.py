@@ -116,8 +116,8 @@ def compile_all(processes: int = 1) -> float:
 def estimator_fits(estimator: str) -> list[str]:
     """The names of the warm_fits() of one estimator class, e.g. "RandomForestClassifier"
     (a GradientBoosting class: one fit per loss)."""
-    return list(dict.fromkeys(name for name, _, _ in warm_fits()
-                              if name.split("(")[0] == estimator))
+    return list(dict.fromkeys(name for name, model, _ in warm_fits()
+                              if type(model).__name__ == estimator))
 
 
 @cache

@@ -2,8 +2,15 @@
 
 from enum import Enum
 
+from experiments.configs import Task
 from experiments.engines.categorical import category_split_params
 from experiments.engines.spec import Built, Spec, gbt_loss, xgboost_named_params
+
+
+def estimator_class_name(family: str, task: Task) -> str:
+    """The in-house estimator of a method family for a task: ensembles.<family>Regressor for
+    regression, else <family>Classifier."""
+    return f"{family}{'Regressor' if task is Task.regression else 'Classifier'}"
 
 
 def inhouse_estimator(spec: Spec) -> Built:
@@ -19,8 +26,7 @@ def inhouse_estimator(spec: Spec) -> Built:
     }
     if spec.regression:
         params.pop("criterion", None)
-    task = "Regressor" if spec.regression else "Classifier"
-    model = getattr(ensembles, f"{spec.family}{task}")
+    model = getattr(ensembles, estimator_class_name(spec.family, spec.task))
     return Built(model(**params, random_state=spec.seed, n_jobs=spec.n_jobs))
 
 

@@ -11,6 +11,7 @@ from experiments.configs import EngineDefaults, Task, method_key
 from experiments.data.datasets import categorical_columns, native_category_counts
 from experiments.engines.catalog import METHODS
 from experiments.engines.categorical import with_native_categories
+from experiments.engines.inhouse import estimator_class_name
 from experiments.engines.library_defaults import with_library_defaults
 from experiments.engines.spec import Built, SkippedJob, Spec
 
@@ -116,10 +117,9 @@ def build_estimator(cfg: DictConfig, shape: tuple[int, int], engine: str | None 
 
 
 def inhouse_class_name(cfg: DictConfig) -> str:
-    """The class name of the in-house estimator a job config fits (engines.inhouse):
-    <family>Regressor or <family>Classifier by the dataset's task, e.g. for ensembles.warm."""
-    task = "Regressor" if cfg.dataset.task is Task.regression else "Classifier"
-    return f"{METHODS[method_key(cfg.method)].family}{task}"
+    """The class name of the in-house estimator a job config fits (inhouse.estimator_class_name
+    of its method's family and dataset's task), e.g. for ensembles.warm."""
+    return estimator_class_name(METHODS[method_key(cfg.method)].family, cfg.dataset.task)
 
 
 def with_task_defaults(method: DictConfig, task: Task) -> DictConfig:
