@@ -5,7 +5,13 @@ builds the histogram of the smaller child from its rows and gets the larger chil
 subtraction, hist(larger) = hist(parent) - hist(smaller), in the parent's slot. The children's
 sums come from the parent's histogram (the split scan's left side), their sizes from the
 partition: the histograms hold no counts unless the split scans need them (needs_counts;
-histogram's module docstring).
+histogram's module docstring). Children of at most SMALL_NODE_ROWS rows each take no slot:
+their scans sum each feature's histogram from their rows into a scratch of one feature and
+read it at its occupied bins only (_find_best_row_split), and a split's left sums are summed
+from its rows. A deep tree's nodes hold a few rows each, and a slot's 256 bins per feature to
+zero, subtract and scan were two thirds of such a fit (docs/small_tables.md). Their sums are
+those of a histogram built from the rows, where a subtracted one holds rounding residue in
+its empty bins: a near tie may fall otherwise.
 
 - DEPTHWISE (XGBoost's default): open leaves are split in creation order, level by level.
 - LOSSGUIDE (LightGBM's leaf-wise growth): the open leaf of largest gain is split next.
@@ -26,10 +32,12 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
+from ensembles.engine.cart_histogram import clear_bins
 from ensembles.engine.categories import (
     CATEGORY_SET,
     best_newton_set,
@@ -39,21 +47,33 @@ from ensembles.engine.categories import (
 )
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
+    COUNT_CHANNEL,
     COUNTED_CHANNELS,
+    GRADIENT_CHANNEL,
     GRADIENT_CHANNELS,
+    HESSIAN_CHANNEL,
     build_node_histograms,
     empty_chunk_histograms,
     empty_histograms,
     sum_node_stats,
 )
-from ensembles.engine.partition import partition_batch
-from ensembles.engine.splitting import NEWTON, best_newton_threshold, leaf_value
+from ensembles.engine.llvm_arrays import unless_jit_disabled
+from ensembles.engine.partition import goes_left, partition_batch
+from ensembles.engine.splitting import (
+    NEWTON,
+    best_newton_threshold,
+    best_newton_threshold_at,
+    leaf_value,
+)
 from ensembles.engine.tree import LEAF
+from ensembles.engine.work_queue import WORKERS, next_item
 
 DEPTHWISE = 0
 LOSSGUIDE = 1
 INITIAL_SLOTS = 32  # histogram slots a fit starts with: the most open leaves of a depth-6 tree
 MIN_SPLIT_ROWS = np.int64(2)  # XGBoost has no min_samples_split: only the rows of two children
+SMALL_NODE_ROWS = 128  # children of at most this many rows are scanned from their rows
+SET_WORDS_OF_BINS = N_BIN_SLOTS // 64  # the 64-bit words of a bitmap of bins
 SERIAL_SCAN_BINS = 1 << 15  # bins x features a level's scans read without a parallel region
 # (about 50 us on one thread): _scans_serially
 
@@ -86,14 +106,34 @@ class GradientParams(NamedTuple):
 
 
 class SplitScratch(NamedTuple):
-    """The scratch of one node's split scans (_find_best_split): best_newton_threshold's
-    bins (int32, N_BIN_SLOTS) and scan (float64, 8 x N_BIN_SLOTS), and best_newton_set's
-    set_scratch (categories.empty_set_scratch). Made once per tree for the scans on the
-    calling thread, once per node in a parallel scan (split_scratch)."""
+    """The scratch of one node's split scans (_find_best_split, _find_best_row_split):
+    best_newton_threshold's bins (int32, N_BIN_SLOTS) and scan (float64, 8 x N_BIN_SLOTS),
+    best_newton_set's set_scratch (categories.empty_set_scratch), and a small node's
+    histogram of one feature (N_BIN_SLOTS x the pool's channels, zero between features), its
+    occupied bins (int32) and their bitmap (uint64 words). Made once per tree for the scans
+    on the calling thread, once per node in a parallel scan (split_scratch)."""
 
     bins: np.ndarray
     scan: np.ndarray
     set_scratch: tuple
+    row_hist: np.ndarray
+    row_bins: np.ndarray
+    row_words: np.ndarray
+
+
+class NodeSource(NamedTuple):
+    """Where a node's split scan reads its statistics: its histogram, pool[node_slot[node]],
+    or, for a node without a slot (node_slot -1: a child of at most SMALL_NODE_ROWS rows whose
+    sibling is one too), its rows partition[node_start[node]:node_stop[node]], their codes
+    (`columns`, column-major: columns[:, f]) and (g, h) (`stats`)."""
+
+    columns: np.ndarray
+    stats: np.ndarray
+    partition: np.ndarray
+    node_start: np.ndarray
+    node_stop: np.ndarray
+    pool: np.ndarray
+    node_slot: np.ndarray
 
 
 @njit(cache=True)
@@ -202,15 +242,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
+            source = NodeSource(columns, stats, partition, node_start, node_stop, pool, node_slot)
             if _scans_serially(children, nodes, n_used):
                 for child in children:
-                    _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
-                                     node_sums[child], params, category_regularization,
-                                     usable[min(child, usable.shape[0] - 1)], child, open_nodes,
-                                     category_bits, scratch)
+                    _scan_node(child, source, n_bins, categorical, features, node_sums[child],
+                               params, category_regularization,
+                               usable[min(child, usable.shape[0] - 1)], open_nodes,
+                               category_bits, scratch)
             else:
-                _scan_children(children, pool, node_slot, n_bins, categorical, features,
-                               node_sums, params, category_regularization, usable, open_nodes,
+                _scan_children(children, source, n_bins, categorical, features, node_sums,
+                               params, category_regularization, usable, open_nodes,
                                category_bits)
             is_open[children] = True
             for node in parents:
@@ -227,15 +268,21 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         node_slot[node] = -1
         if not (node_arrays.admits_split(node, open_nodes, min_split_gain, n_leaves, max_leaves)
                 and best_gain[node] >= params.gamma):
-            free_slots[n_free] = slot
-            n_free += 1
+            if slot >= 0:
+                free_slots[n_free] = slot
+                n_free += 1
             continue
 
         left_id = n_nodes
         right_id = n_nodes + 1
-        _left_sums(pool[slot, np.searchsorted(features, best_feature[node])], best_bin[node],
-                   best_missing_left[node], category_bits[min(node, category_bits.shape[0] - 1)],
-                   node_sums[left_id])
+        bits = category_bits[min(node, category_bits.shape[0] - 1)]
+        if slot >= 0:
+            _left_sums(pool[slot, np.searchsorted(features, best_feature[node])],
+                       best_bin[node], best_missing_left[node], bits, node_sums[left_id])
+        else:
+            _left_sums_of_rows(columns[:, best_feature[node]], partition, node_start[node],
+                               node_stop[node], stats, best_bin[node], best_missing_left[node],
+                               bits, node_sums[left_id])
         for channel in range(n_channels):
             node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
         node_arrays.record_split(node, n_nodes, nodes, open_nodes, category_bits)
@@ -269,8 +316,9 @@ def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, no
                     free_slots, n_free):
     """After the partition of a batch, the rows of a split node's children, whether each may
     split, and their histogram slots: the parent's slot for the larger child and a free one
-    for the smaller, when either may split, else the parent's slot freed. Returns (pool,
-    free_slots, n_free)."""
+    for the smaller, when either may split and the larger has more than SMALL_NODE_ROWS
+    rows; else the parent's slot (if any) freed, and the children scanned from their rows
+    (_find_best_row_split). Returns (pool, free_slots, n_free)."""
     node_arrays.place_children(np.int64(node), n_left, nodes)  # a node of an int32 batch
     node_start, node_stop = nodes.node_start, nodes.node_stop
     left = nodes.left_child[node]
@@ -278,10 +326,13 @@ def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, no
         node_may_split[child] = grows and node_arrays.may_split(
             node_stop[child] - node_start[child], nodes.node_depth[child], params.max_depth,
             MIN_SPLIT_ROWS, params.min_samples_leaf)
-    if not (node_may_split[left] or node_may_split[left + 1]):
-        free_slots[n_free] = slot
-        return pool, free_slots, n_free + 1
     n_right = node_stop[left + 1] - node_start[left + 1]
+    if not (node_may_split[left] or node_may_split[left + 1]) or max(n_left,
+                                                                     n_right) <= SMALL_NODE_ROWS:
+        if slot >= 0:  # a node without a slot has children of few rows: neither takes one
+            free_slots[n_free] = slot
+            n_free += 1
+        return pool, free_slots, n_free
     smaller, larger = (left, left + 1) if n_left <= n_right else (left + 1, left)
     pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
     node_slot[smaller] = free_slots[n_free - 1]
@@ -381,7 +432,10 @@ def split_scratch(n_channels, categorical):
     """A SplitScratch for histograms of n_channels (set scans need the histogram's channels;
     one channel, unused, when no feature is categorical)."""
     return SplitScratch(np.empty(N_BIN_SLOTS, dtype=np.int32), np.empty((8, N_BIN_SLOTS)),
-                        empty_set_scratch(n_channels if categorical.any() else 1))
+                        empty_set_scratch(n_channels if categorical.any() else 1),
+                        np.zeros((N_BIN_SLOTS, n_channels)),
+                        np.empty(N_BIN_SLOTS, dtype=np.int32),
+                        np.empty(SET_WORDS_OF_BINS, dtype=np.uint64))
 
 
 @njit(cache=True, nogil=True)
@@ -395,24 +449,136 @@ def _find_best_split(hist, n_bins, categorical, features, sums, params, category
         params.reg_lambda, params.reg_alpha, params.min_child_weight, params.min_samples_leaf)
     open_nodes.best_gain[node] = -np.inf
     open_nodes.best_feature[node] = -1
-    bins, scan, set_scratch = scratch
     if categorical.any():
-        clear_set_scratch(set_scratch)
+        clear_set_scratch(scratch.set_scratch)
     for k in range(features.shape[0]):
         if not usable[k]:
             continue
         f = features[k]
         if categorical[f]:
-            set_gain, set_missing_left = best_newton_set(
-                hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf,
-                min_child_weight, category_regularization, set_scratch, bins, scan)
-            node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_scratch[3],
-                                        open_nodes, category_bits)
+            _offer_best_set(hist[k], f, n_bins, sums, params, category_regularization, node,
+                            open_nodes, category_bits, scratch)
             continue
         split_gain, split_bin, split_missing_left = best_newton_threshold(
             hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight,
-            bins, scan)
+            scratch.bins, scratch.scan)
         node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, open_nodes)
+
+
+@njit(cache=True, nogil=True)
+def _find_best_row_split(source, n_bins, categorical, features, sums, params,
+                         category_regularization, usable, node, open_nodes, category_bits,
+                         scratch):
+    """_find_best_split of a node without a histogram slot (NodeSource), from its rows: each
+    usable feature's histogram summed from them in scratch.row_hist (_row_histogram), scanned
+    at its occupied bins only (splitting.best_newton_threshold_at) or for a set
+    (best_newton_set), then zeroed again. The same sums as a histogram built from the rows
+    (in row order), without the 256 bins per feature of a slot to zero, subtract and scan: a
+    deep tree's nodes hold a few rows each."""
+    open_nodes.best_gain[node] = -np.inf
+    open_nodes.best_feature[node] = -1
+    if categorical.any():
+        clear_set_scratch(scratch.set_scratch)
+    row_hist, row_bins = scratch.row_hist, scratch.row_bins
+    start, stop = source.node_start[node], source.node_stop[node]
+    for k in range(features.shape[0]):
+        if not usable[k]:
+            continue
+        f = features[k]
+        n_occupied = _row_histogram(source.columns[:, f], source.partition, start, stop,
+                                    source.stats, row_hist, scratch.row_words, row_bins)
+        if categorical[f]:
+            _offer_best_set(row_hist, f, n_bins, sums, params, category_regularization, node,
+                            open_nodes, category_bits, scratch)
+        else:
+            split_gain, split_bin, split_missing_left = best_newton_threshold_at(
+                row_hist, row_bins, n_occupied, n_bins[f], sums, params.reg_lambda,
+                params.reg_alpha, params.min_samples_leaf, params.min_child_weight,
+                scratch.scan)
+            node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left,
+                                    open_nodes)
+        clear_bins(row_hist, row_bins, n_occupied)
+
+
+def _trailing_zeros_python(word):
+    """numba's trailing_zeros intrinsic in plain Python (NUMBA_DISABLE_JIT): the index of a
+    nonzero word's lowest set bit."""
+    word = int(word)
+    return (word & -word).bit_length() - 1
+
+
+_lowest_set_bit = unless_jit_disabled(trailing_zeros, _trailing_zeros_python)
+
+
+@borrowing
+def _row_histogram(column, rows, start, stop, stats, hist, words, bins):
+    """hist = the (g, h) or (g, h, count, 0) histogram of one feature's codes `column` over
+    rows[start:stop], summed in row order into a zero hist; bins[:m] = its occupied
+    non-missing bins, increasing (from a bitmap of them, `words`); returns m."""
+    counted = hist.shape[1] > COUNT_CHANNEL
+    for w in range(SET_WORDS_OF_BINS):
+        words[w] = 0
+    for position in range(start, stop):
+        row = rows[position]
+        code = np.int64(column[row])
+        hist[code, GRADIENT_CHANNEL] += stats[row, GRADIENT_CHANNEL]
+        hist[code, HESSIAN_CHANNEL] += stats[row, HESSIAN_CHANNEL]
+        if counted:
+            hist[code, COUNT_CHANNEL] += 1.0
+        if code != MISSING_BIN:
+            words[code >> 6] |= np.uint64(1) << np.uint64(code & 63)
+    n_occupied = 0
+    for w in range(SET_WORDS_OF_BINS):
+        word = words[w]
+        while word != 0:
+            bins[n_occupied] = 64 * w + _lowest_set_bit(word)
+            n_occupied += 1
+            word &= word - np.uint64(1)
+    return n_occupied
+
+
+@borrowing
+def _left_sums_of_rows(column, rows, start, stop, stats, split_bin, missing_left, bits, out):
+    """_left_sums of a node without a histogram: the (g, h[, count, 0]) sums of its rows
+    rows[start:stop] that the split sends left (partition.goes_left on the split feature's
+    codes `column`), in row order."""
+    out[:] = 0.0
+    for position in range(start, stop):
+        row = rows[position]
+        if goes_left(column[row], split_bin, missing_left, bits):
+            out[GRADIENT_CHANNEL] += stats[row, GRADIENT_CHANNEL]
+            out[HESSIAN_CHANNEL] += stats[row, HESSIAN_CHANNEL]
+            if out.shape[0] > COUNT_CHANNEL:
+                out[COUNT_CHANNEL] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def _offer_best_set(hist, feature, n_bins, sums, params, category_regularization, node,
+                    open_nodes, category_bits, scratch):
+    """Offer the node the best set split of a categorical feature from its histogram `hist`
+    (categories.best_newton_set; the set in category_bits[node] when it is the best)."""
+    set_scratch = scratch.set_scratch
+    set_gain, set_missing_left = best_newton_set(
+        hist, n_bins[feature], sums, params.reg_lambda, params.reg_alpha,
+        params.min_samples_leaf, params.min_child_weight, category_regularization, set_scratch,
+        scratch.bins, scratch.scan)
+    node_arrays.offer_set_split(node, set_gain, feature, set_missing_left, set_scratch[3],
+                                open_nodes, category_bits)
+
+
+@njit(inline="always", nogil=True)
+def _scan_node(node, source, n_bins, categorical, features, sums, params,
+               category_regularization, usable, open_nodes, category_bits, scratch):
+    """The node's best split, from its histogram slot or, without one, from its rows."""
+    slot = source.node_slot[node]
+    if slot >= 0:
+        _find_best_split(source.pool[slot], n_bins, categorical, features, sums, params,
+                         category_regularization, usable, node, open_nodes, category_bits,
+                         scratch)
+    else:
+        _find_best_row_split(source, n_bins, categorical, features, sums, params,
+                             category_regularization, usable, node, open_nodes, category_bits,
+                             scratch)
 
 
 @njit(cache=True)
@@ -478,13 +644,23 @@ def _scans_serially(children, nodes, n_used):
 
 
 @njit(cache=True, parallel=True)
-def _scan_children(children, pool, node_slot, n_bins, categorical, features, node_sums,
-                   params, category_regularization, usable, open_nodes, category_bits):
-    """_find_best_split of every child, one child per thread (each with its own scratch)."""
-    n_channels = pool.shape[3]
-    for t in prange(children.shape[0]):
-        child = children[t]
-        _find_best_split(pool[node_slot[child]], n_bins, categorical, features,
-                         node_sums[child], params, category_regularization,
-                         usable[min(child, usable.shape[0] - 1)], child, open_nodes,
-                         category_bits, split_scratch(n_channels, categorical))
+def _scan_children(children, source, n_bins, categorical, features, node_sums, params,
+                   category_regularization, usable, open_nodes, category_bits):
+    """_scan_node of every child, the threads taking the next child from a shared queue
+    (work_queue), each with a scratch of its own made when it takes its first child, not one
+    per child (six arrays since small nodes have theirs: a scratch per child, with a call of
+    _scan_node that was not inlined, made gbt_10k 3-6% slower, measured)."""
+    n_channels = source.pool.shape[3]
+    n_children = children.shape[0]
+    counter = np.zeros(1, dtype=np.int64)
+    for _ in prange(WORKERS):
+        t = next_item(counter)
+        if t < n_children:
+            scratch = split_scratch(n_channels, categorical)
+            while t < n_children:
+                child = children[t]
+                _scan_node(child, source, n_bins, categorical, features, node_sums[child],
+                           params, category_regularization,
+                           usable[min(child, usable.shape[0] - 1)], open_nodes, category_bits,
+                           scratch)
+                t = next_item(counter)

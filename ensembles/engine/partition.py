@@ -30,11 +30,11 @@ def _split_chunk(column, threshold_bin, missing_left, bits, partition, scratch, 
     last = np.uint64(hi) - np.uint64(1)
     for position in range(first, np.uint64(hi)):
         row = partition[position]
-        goes_left = _goes_left(column[np.uint64(row)], threshold_bin, missing_left, bits)
+        left = goes_left(column[np.uint64(row)], threshold_bin, missing_left, bits)
         scratch[first + n_left] = row
         scratch[last - n_right] = row
-        n_left += goes_left
-        n_right += np.uint64(1) - goes_left
+        n_left += left
+        n_right += np.uint64(1) - left
     return n_left
 
 
@@ -44,13 +44,13 @@ def _count_left(column, threshold_bin, missing_left, bits, partition, lo, hi):
     them)."""
     n_left = np.uint64(0)
     for position in range(np.uint64(lo), np.uint64(hi)):
-        n_left += _goes_left(column[np.uint64(partition[position])], threshold_bin, missing_left,
+        n_left += goes_left(column[np.uint64(partition[position])], threshold_bin, missing_left,
                              bits)
     return n_left
 
 
 @borrowing
-def _goes_left(code, threshold_bin, missing_left, bits):
+def goes_left(code, threshold_bin, missing_left, bits):
     """1 when a row of this code goes left by the split, else 0 (unsigned)."""
     if threshold_bin == CATEGORY_SET:
         return np.uint64(in_set(bits, code))

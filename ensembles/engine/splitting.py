@@ -415,7 +415,6 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
     subtracted histogram's empty bin holds the rounding of the parent's sum, not 0; the side
     is then inadmissible, as a side of no row); the missing rows' bin, likewise. The larger
     side, for missing values when the node has none, is the one of more hessian."""
-    parent_g = parent[GRADIENT_CHANNEL]
     parent_h = parent[HESSIAN_CHANNEL]
     if hist.shape[1] > COUNT_CHANNEL:
         count_channel = COUNT_CHANNEL
@@ -433,6 +432,44 @@ def best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha, min_sampl
         last_bin = n_bins if has_missing else n_bins - 1
         n_candidates = _newton_left_sums(hist, last_bin, has_missing, bins, scan)
         count_row = LEFT_HESSIAN_ROW
+    return _best_newton_candidate(scan, bins, n_candidates, has_missing, parent, count_channel,
+                                  count_row, min_count, reg_lambda, reg_alpha, min_child_weight)
+
+
+@borrowing
+def best_newton_threshold_at(hist, bins, n_occupied, n_bins, parent, reg_lambda, reg_alpha,
+                             min_samples_leaf, min_child_weight, scan):
+    """best_newton_threshold of a histogram summed from a node's rows whose occupied
+    non-missing bins are bins[:n_occupied], increasing (the small nodes of
+    gradient_grower): only they are candidates, in both layouts. An empty bin's left sums
+    are those of the occupied bin before it, so no split is lost; without missing rows the
+    candidates' sums are those of best_newton_threshold. (With missing rows it adds and
+    removes them at every bin below last_bin, here at the occupied ones only: the sums may
+    differ in the last bit.) A side is empty by the same rule (counts, or a hessian below
+    EMPTY_HESSIAN of the node's)."""
+    if hist.shape[1] > COUNT_CHANNEL:
+        count_channel = COUNT_CHANNEL
+        min_count = float(max(min_samples_leaf, 1))
+        has_missing = hist[MISSING_BIN, COUNT_CHANNEL] > 0.0
+    else:
+        count_channel = np.int64(HESSIAN_CHANNEL)
+        min_count = max(EMPTY_HESSIAN * parent[HESSIAN_CHANNEL], SMALLEST_HESSIAN)
+        has_missing = hist[MISSING_BIN, HESSIAN_CHANNEL] > min_count
+    last_bin = n_bins if has_missing else n_bins - 1
+    n_candidates = _running_left_sums(hist, bins, n_occupied, last_bin, has_missing,
+                                      count_channel, scan)
+    return _best_newton_candidate(scan, bins, n_candidates, has_missing, parent, count_channel,
+                                  LEFT_COUNT_ROW, min_count, reg_lambda, reg_alpha,
+                                  min_child_weight)
+
+
+@borrowing
+def _best_newton_candidate(scan, bins, n_candidates, has_missing, parent, count_channel,
+                           count_row, min_count, reg_lambda, reg_alpha, min_child_weight):
+    """Passes 2 and 3 of best_newton_threshold over pass 1's candidates in scan (their left
+    sizes in scan[count_row]): (gain, bin, missing_left) of the first largest gain."""
+    parent_g = parent[GRADIENT_CHANNEL]
+    parent_h = parent[HESSIAN_CHANNEL]
     parent_n = parent[count_channel]
     parent_score = _newton_score(parent_g, parent_h, reg_lambda, reg_alpha)
     _newton_split_gains(scan[0], scan[1], scan[count_row], n_candidates, parent_g, parent_h,

@@ -8,6 +8,7 @@ from ensembles.engine.splitting import (
     GINI,
     NEWTON,
     best_newton_threshold,
+    best_newton_threshold_at,
     best_threshold,
     best_two_class_threshold,
     leaf_value,
@@ -109,6 +110,46 @@ def test_newton_scan_equals_the_generic_scan_bit_for_bit(seed):
                                        np.empty(N_BIN_SLOTS, dtype=np.int32),
                                        np.empty((8, N_BIN_SLOTS)))
         assert scalar == generic
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("counted", [False, True])
+def test_a_small_nodes_scan_at_its_occupied_bins_finds_the_full_scans_split(seed, counted):
+    """best_newton_threshold_at (a node of a few rows: its occupied bins the only candidates)
+    finds best_newton_threshold's split on the same histogram summed from the rows, in the
+    counted (g, h, count, 0) and the (g, h) layouts: bit for bit without missing rows. With
+    them the same rows go left, the missing ones to the same side, the gain the same to
+    rounding: the full scan adds and removes the missing rows at every bin, and that
+    rounding can make an empty bin after the best occupied one its first largest gain."""
+    rng = np.random.default_rng(seed)
+    n_rows = int(rng.integers(2, 65))
+    n_bins = int(rng.integers(2, 256))
+    codes = rng.integers(0, n_bins, size=n_rows)
+    with_missing = seed % 2 == 1
+    if with_missing:
+        codes[rng.uniform(size=n_rows) < 0.3] = MISSING_BIN
+    stats = np.column_stack([rng.normal(size=n_rows), rng.uniform(0.1, 2.0, size=n_rows)])
+    counts = _histogram(codes, stats)
+    hist = (np.column_stack([counts, np.zeros(N_BIN_SLOTS)]) if counted
+            else np.ascontiguousarray(counts[:, :2]))
+    parent = hist.sum(axis=0)
+    occupied = np.unique(codes[codes != MISSING_BIN])
+    bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
+    bins[:len(occupied)] = occupied
+    for reg_lambda, reg_alpha, min_samples_leaf, min_child_weight in [
+            (1.0, 0.0, 1, 0.0), (0.0, 0.5, 1, 1.0), (3.0, 2.0, 3, 0.5)]:
+        full = best_newton_threshold(hist, n_bins, parent, reg_lambda, reg_alpha,
+                                     min_samples_leaf, min_child_weight,
+                                     np.empty(N_BIN_SLOTS, dtype=np.int32),
+                                     np.empty((8, N_BIN_SLOTS)))
+        at = best_newton_threshold_at(hist, bins, len(occupied), n_bins, parent, reg_lambda,
+                                      reg_alpha, min_samples_leaf, min_child_weight,
+                                      np.empty((8, N_BIN_SLOTS)))
+        if with_missing:  # the same rows left: the full scan's bin or an empty one after it
+            assert at[1:] == (occupied[occupied <= full[1]].max(initial=-1), full[2])
+            assert at[0] == pytest.approx(full[0], rel=1e-12, abs=1e-300)
+        else:
+            assert at == full
 
 
 @pytest.mark.parametrize("seed", range(6))
