@@ -40,6 +40,7 @@ from ensembles.engine.categories import (
     random_cart_set,
 )
 from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
+from ensembles.engine.shuffle import shuffle_steps
 from ensembles.engine.splitting import (
     GINI,
     NEWTON,
@@ -284,7 +285,7 @@ def _evaluate_node(node, data, partition, params, tree, work):
     while n_drawn < n_features and (n_drawn < max_features or n_scored == 0):
         n_batch = max_features - n_drawn if n_drawn < max_features else 1
         n_batch = min(n_batch, n_features - n_drawn)
-        _draw_features(feature_order, n_drawn, n_drawn + n_batch)
+        shuffle_steps(feature_order, n_drawn, n_drawn + n_batch)
         n_unknown = np.int64(0)  # typed: a literal 0 is another signature of the kernels
         n_cut = np.int64(0)
         for k in range(n_drawn, n_drawn + n_batch):
@@ -316,8 +317,8 @@ def _evaluate_node(node, data, partition, params, tree, work):
                 set_bits = set_scratch[3]
                 if random_splits:
                     set_gain, set_missing_left = random_cart_set(
-                        hist[k], n_bins[f], sums, criterion, min_samples_leaf, min_child_weight,
-                        left, right, set_scratch, set_bits)
+                        hist[k], bins, n_occupied, sums, criterion, min_samples_leaf,
+                        min_child_weight, left, right, set_bits)
                 else:
                     set_gain, set_missing_left = best_cart_set(
                         hist[k], n_bins[f], sums, criterion, min_samples_leaf, min_child_weight,
@@ -440,18 +441,6 @@ def _split_node(node, n_nodes, data, partition, scratch, tree):
         node_sums[right_id, channel] = node_sums[node, channel] - node_sums[left_id, channel]
     node_arrays.record_split(node, n_nodes, tree.nodes, open_nodes, category_bits)
     node_arrays.place_children(node, n_left, tree.nodes)
-
-
-@borrowing
-def _draw_features(feature_order, first, last):
-    """Fisher-Yates steps first..last-1: feature_order[first:last] becomes the next features
-    of a uniformly random order (the draws of one node continue its sequence)."""
-    n_features = feature_order.shape[0]
-    for i in range(first, last):
-        j = i + np.random.randint(n_features - i)
-        f = feature_order[j]
-        feature_order[j] = feature_order[i]
-        feature_order[i] = f
 
 
 @borrowing

@@ -48,6 +48,7 @@ from ensembles.engine.histogram import (
     HESSIAN_CHANNEL,
 )
 from ensembles.engine.merge_sort import sort_by_key
+from ensembles.engine.shuffle import shuffle_steps
 from ensembles.engine.splitting import (
     NEWTON,
     best_missing_side,
@@ -274,30 +275,28 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
 
 
 @borrowing
-def random_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_weight, left,
-                    right, scratch, best_bits):
-    """Extra trees: the node's categories in a random order, the first 1..m - 1 of them (a
-    uniform cut) left; missing values on the better side. Returns (gain, missing_left), the
-    set in best_bits; -inf when the node has fewer than two categories."""
-    sorted_hist, order, keys, bits, _, _ = scratch
+def random_cart_set(hist, categories, m, sums, criterion, min_samples_leaf, min_child_weight,
+                    left, right, best_bits):
+    """Extra trees: a uniformly random set of the node's m categories categories[:m] (its
+    occupied bins, which it reorders) left, the set's size uniform in 1..m - 1 and its members
+    the first of a random order (shuffle_steps); missing values on the better side. Returns
+    (gain, missing_left), the set in best_bits; -inf when the node has fewer than two
+    categories."""
     n_stats = sums.shape[0] - 1
-    m = occupied_bins(hist, n_bins, n_stats, order)
     if m < 2:
         return -np.inf, False
-    for i in range(m):
-        keys[i] = np.random.random()
-    _sorted_histogram(hist, m, scratch)
     n_left = 1 + np.random.randint(m - 1)
+    shuffle_steps(categories[:m], np.int64(0), n_left)
     for channel in range(left.shape[0]):
         left[channel] = 0.0
         for i in range(n_left):
-            left[channel] += sorted_hist[i, channel]
+            left[channel] += hist[categories[i], channel]
     parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
-    gain, missing_left = best_missing_side(sorted_hist, sums, parent_score, criterion, 0.0, 0.0,
+    gain, missing_left = best_missing_side(hist, sums, parent_score, criterion, 0.0, 0.0,
                                            min_samples_leaf, min_child_weight, left, right)
-    if sorted_hist[MISSING_BIN, n_stats] == 0.0:
+    if hist[MISSING_BIN, n_stats] == 0.0:
         missing_left = 2.0 * left[n_stats] >= sums[n_stats]
-    _set_of_prefix(order, m, n_left, missing_left, best_bits)
+    _set_of_prefix(categories, m, n_left, missing_left, best_bits)
     return gain, missing_left
 
 

@@ -4,10 +4,12 @@ regularization of them (cat_smooth against HGB, max_cat_to_onehot against XGBoos
 hand, a many-level noise column against ordinal codes and XGBoost); more than 255 levels."""
 
 import itertools
+from math import comb
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import chisquare
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
 from ensembles import (
@@ -165,6 +167,28 @@ def _labelled_frame(X):
     """X's feature 0 as a pandas category column of string labels ("c0".."c9", NaN kept)."""
     labels = pd.Series(X[:, 0]).map(lambda code: f"c{int(code)}", na_action="ignore")
     return pd.DataFrame({"colour": pd.Categorical(labels), "noise": X[:, 1]})
+
+
+def test_extra_trees_draw_each_set_of_categories_with_its_probability():
+    """Extra trees' set split of m categories (Geurts et al. 2006, a random set): its size
+    uniform in 1..m - 1, then a uniform set of that size, so a set S has probability
+    1 / ((m - 1) C(m, |S|)); the roots of 4,000 stumps on four categories against it (a
+    chi-square test: uniform sets, or a biased shuffle, fail it)."""
+    rng = np.random.default_rng(0)
+    m = 4
+    X = rng.integers(0, m, (200, 1)).astype(float)
+    y = rng.integers(0, 2, 200)
+    model = ExtraTreesClassifier(n_estimators=4000, max_depth=1, max_features=1,
+                                 categorical_features=[0], random_state=0).fit(X, y)
+    sets = [frozenset(np.flatnonzero(np.unpackbits(tree.category_bits[0].view(np.uint8),
+                                                   bitorder="little")[:m]))
+            for tree in model.estimators_]
+    candidates = [frozenset(s) for size in range(1, m)
+                  for s in itertools.combinations(range(m), size)]
+    observed = [sets.count(s) for s in candidates]
+    expected = [len(sets) / ((m - 1) * comb(m, len(s))) for s in candidates]
+    assert sum(observed) == len(sets)
+    assert chisquare(observed, expected).pvalue > 1e-3
 
 
 @pytest.mark.parametrize("make", [
