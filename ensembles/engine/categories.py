@@ -301,11 +301,12 @@ def random_cart_set(hist, categories, m, sums, criterion, min_samples_leaf, min_
 
 
 @borrowing
-def set_sums(hist, bits, out):
+def set_sums(hist, n_bins, bits, out):
     """out = the channel sums of the histogram rows whose code is in the set (a set split's
-    left child, from its parent's histogram of the split feature)."""
+    left child, from its parent's histogram of the split feature): its used bins, categories
+    0..n_bins-1 and MISSING_BIN (histogram.py), the only ones its codes take."""
     out[:] = 0.0
     for b in range(N_BIN_SLOTS):
-        if in_set(bits, b):
+        if (b < n_bins or b == MISSING_BIN) and in_set(bits, b):
             for channel in range(out.shape[0]):
                 out[channel] += hist[b, channel]

@@ -206,12 +206,15 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
         n_free -= 1
         node_slot[0] = free_slots[n_free]
-        build_node_histograms(codes, partition, stats, features, np.zeros(1, dtype=np.int64),
-                              node_start, node_stop, node_slot, pool, chunk_pool,
-                              np.full(1, -1, dtype=np.int32))
-        for b in range(N_BIN_SLOTS):
+        build_node_histograms(codes, partition, stats, features, n_bins,
+                              np.zeros(1, dtype=np.int64), node_start, node_stop, node_slot,
+                              pool, chunk_pool, np.full(1, -1, dtype=np.int32))
+        first_feature = pool[node_slot[0], 0]
+        for b in range(n_bins[features[0]]):
             for channel in range(n_channels):
-                node_sums[0, channel] += pool[node_slot[0], 0, b, channel]
+                node_sums[0, channel] += first_feature[b, channel]
+        for channel in range(n_channels):
+            node_sums[0, channel] += first_feature[MISSING_BIN, channel]
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
                          params, category_regularization, usable[0], node_arrays.ROOT,
@@ -237,8 +240,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                     split_nodes[t], n_left[t], batch_grows[t], batch_slot[t], nodes, params,
                     node_may_split, node_slot, pool, free_slots, n_free)
             parents = _parents_of_splittable(split_nodes, left_child, node_may_split)
-            _batch_histograms(codes, partition, stats, features, parents, nodes, node_slot,
-                              pool, chunk_pool)
+            _batch_histograms(codes, partition, stats, features, n_bins, parents, nodes,
+                              node_slot, pool, chunk_pool)
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
@@ -278,7 +281,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         bits = category_bits[min(node, category_bits.shape[0] - 1)]
         if slot >= 0:
             _left_sums(pool[slot, np.searchsorted(features, best_feature[node])],
-                       best_bin[node], best_missing_left[node], bits, node_sums[left_id])
+                       n_bins[best_feature[node]], best_bin[node], best_missing_left[node], bits,
+                       node_sums[left_id])
         else:
             _left_sums_of_rows(columns[:, best_feature[node]], partition, node_start[node],
                                node_stop[node], stats, best_bin[node], best_missing_left[node],
@@ -389,12 +393,12 @@ def _free_slot_stack(first, n_slots):
 
 
 @borrowing
-def _left_sums(hist, split_bin, missing_left, bits, out):
+def _left_sums(hist, n_bins, split_bin, missing_left, bits, out):
     """out = the channel sums of a split's left child from the parent's histogram of the split
-    feature: bins 0..split_bin, and the missing bin when missing values go left; for a set
-    split, the bins in the set."""
+    feature (of n_bins bins): bins 0..split_bin, and the missing bin when missing values go
+    left; for a set split, the used bins in the set."""
     if split_bin == CATEGORY_SET:
-        set_sums(hist, bits, out)
+        set_sums(hist, n_bins, bits, out)
         return
     for channel in range(out.shape[0]):
         out[channel] = 0.0
@@ -582,8 +586,8 @@ def _scan_node(node, source, n_bins, categorical, features, sums, params,
 
 
 @njit(cache=True)
-def _batch_histograms(codes, partition, stats, features, split_nodes, nodes, node_slot, pool,
-                      chunk_pool):
+def _batch_histograms(codes, partition, stats, features, n_bins, split_nodes, nodes, node_slot,
+                      pool, chunk_pool):
     """For every split node of a batch whose children hold slots: the smaller child's
     histogram from its rows, all of them in one pass, and the larger child's by subtraction
     in the parent's slot (build_node_histograms)."""
@@ -601,8 +605,9 @@ def _batch_histograms(codes, partition, stats, features, split_nodes, nodes, nod
                                         else (left + 1, left))
             larger_slot[n_pairs] = node_slot[larger]
             n_pairs += 1
-    build_node_histograms(codes, partition, stats, features, smaller[:n_pairs], node_start,
-                          node_stop, node_slot, pool, chunk_pool, larger_slot[:n_pairs])
+    build_node_histograms(codes, partition, stats, features, n_bins, smaller[:n_pairs],
+                          node_start, node_stop, node_slot, pool, chunk_pool,
+                          larger_slot[:n_pairs])
 
 
 @njit(cache=True)

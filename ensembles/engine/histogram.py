@@ -30,6 +30,15 @@ code (zeros, missing values, binary features) made each addition wait on the pre
 all codes equal took 280 ns per row instead of 17, half of them zero 112 instead of 21
 (measured, 28 features).
 
+A feature's used bins are 0..n_bins-1 (its bin count, binning.BinMapper.n_bins_) and
+MISSING_BIN: its codes take no other. Builds zero and fill, chunk merges add and
+subtractions subtract those only, and no reader (the split scans, a split's left sums) reads
+another: the rest of a slot is never written and may hold anything (the allocation's garbage,
+or another feature's bins of an earlier tree on other columns). A table's few-level columns
+(flags, codes of a few categories) then cost their own bins in each node's zeroing and
+subtraction, not 256 (`tests/engine/test_gradient_grower.py` grows the same trees in a pool
+of NaN as in one of zeros).
+
 A large node's rows are cut into fixed chunks that threads sum independently; the chunk sums
 are then added in chunk order, so every bin's sum is the same for any number of threads.
 Rows a few positions ahead are prefetched, every cache line of the codes read: a deep node's
@@ -40,7 +49,7 @@ lines, and prefetching only the first left a scattered node 1.6x slower per row)
 import numpy as np
 from numba import njit, prange
 
-from ensembles.engine.binning import N_BIN_SLOTS
+from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 from ensembles.engine.simd import LANES, add_four_lanes, add_two_lanes
@@ -95,32 +104,36 @@ def sum_node_stats(rows, start, stop, stats, out):
 
 
 @borrowing
-def build_gradient_histograms(codes, rows, start, stop, stats, features, first_used, last_used,
-                              hist):
+def build_gradient_histograms(codes, rows, start, stop, stats, features, n_bins, first_used,
+                              last_used, hist):
     """hist[k] = (g, h) histogram (or (g, h, count, 0) when hist has COUNTED_CHANNELS) of
     column features[k] over rows[start:stop], for first_used <= k < last_used (the other
-    hist[k] are left alone); codes row-major, stats (n_samples, 2) = (g, h), hist
-    C-contiguous (n_used, HISTOGRAM_BINS, channels), 32-byte aligned as numba allocates it (a
-    bin across two cache lines costs 45%). Each row adds to a bin with one vector add;
+    hist[k] are left alone), in its used bins only (module docstring; n_bins per column);
+    codes row-major, stats (n_samples, 2) = (g, h), hist C-contiguous (n_used,
+    HISTOGRAM_BINS, channels), 32-byte aligned as numba allocates it (a bin across two cache
+    lines costs 45%). Each row adds to a bin with one vector add;
     indices are unsigned (numba tests signed ones for wraparound). When every column is used
     (features = 0..F-1) the codes are read without the features lookup, about 1.5x faster."""
     if hist.shape[2] == COUNTED_CHANNELS:
-        _add_rows(codes, rows, start, stop, stats, features, first_used, last_used,
+        _add_rows(codes, rows, start, stop, stats, features, n_bins, first_used, last_used,
                   hist.reshape(-1), COUNTED_CHANNELS)
     else:
-        _add_rows(codes, rows, start, stop, stats, features, first_used, last_used,
+        _add_rows(codes, rows, start, stop, stats, features, n_bins, first_used, last_used,
                   hist.reshape(-1), GRADIENT_CHANNELS)
 
 
 @njit(inline="always", nogil=True, _nrt=False)
-def _add_rows(codes, rows, start, stop, stats, features, first_used, last_used, bins,
+def _add_rows(codes, rows, start, stop, stats, features, n_bins, first_used, last_used, bins,
               n_channels):
     """build_gradient_histograms on the flat bins of hist, for a literal n_channels (inlined:
     the strides are constants, 10% faster than read from the array)."""
     every_column = features.shape[0] == codes.shape[1]
     bin_stride = np.uint64(n_channels)
     feature_stride = np.uint64(HISTOGRAM_BINS * n_channels)
-    bins[np.uint64(first_used) * feature_stride:np.uint64(last_used) * feature_stride] = 0.0
+    for k in range(first_used, last_used):
+        feature_bins = bins[np.uint64(k) * feature_stride:np.uint64(k + 1) * feature_stride]
+        feature_bins[:n_bins[k if every_column else features[k]] * n_channels] = 0.0
+        feature_bins[MISSING_BIN * n_channels:(MISSING_BIN + 1) * n_channels] = 0.0
     first = np.uint64(start)
     end = np.uint64(stop)
     first_column, end_column = first_used, last_used  # the span of a row's codes read
@@ -146,11 +159,12 @@ def _add_rows(codes, rows, start, stop, stats, features, first_used, last_used, 
 
 
 @njit(cache=True)
-def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
+def build_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start, node_stop,
                           node_slot, pool, chunk_pool, sibling_slot):
     """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
     rows[node_start[node]:node_stop[node]], and pool[sibling_slot[t]] -= that histogram of
-    nodes[t] where sibling_slot[t] >= 0 (_parallel_node_histograms). A batch of fewer than
+    nodes[t] where sibling_slot[t] >= 0 (_parallel_node_histograms), in each feature's used
+    bins (n_bins per column, module docstring). A batch of fewer than
     SERIAL_WORK rows x features, each node below CHUNK_ROWS rows (one chunk), is built on the
     calling thread without a parallel region, node after node: the same sums (a node of one
     chunk is summed in its slot in row order either way). A parallel region is a launch and a
@@ -164,22 +178,22 @@ def build_node_histograms(codes, rows, stats, features, nodes, node_start, node_
         batch_rows += node_rows
         largest = max(largest, node_rows)
     if batch_rows * n_used >= SERIAL_WORK or largest >= CHUNK_ROWS:
-        _parallel_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
-                                  node_slot, pool, chunk_pool, sibling_slot)
+        _parallel_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
+                                  node_stop, node_slot, pool, chunk_pool, sibling_slot)
         return
     for t in range(nodes.shape[0]):
         hist = pool[node_slot[nodes[t]]]
         build_gradient_histograms(codes, rows, np.int64(node_start[nodes[t]]),
-                                  np.int64(node_stop[nodes[t]]), stats, features, np.int64(0),
-                                  n_used, hist)
+                                  np.int64(node_stop[nodes[t]]), stats, features, n_bins,
+                                  np.int64(0), n_used, hist)
         if sibling_slot[t] >= 0:
             for k in range(n_used):
-                subtract_histogram(pool[sibling_slot[t], k], hist[k])
+                add_histogram(pool[sibling_slot[t], k], hist[k], n_bins[features[k]], -1.0)
 
 
 @njit(cache=True, parallel=True)
-def _parallel_node_histograms(codes, rows, stats, features, nodes, node_start, node_stop,
-                              node_slot, pool, chunk_pool, sibling_slot):
+def _parallel_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
+                              node_stop, node_slot, pool, chunk_pool, sibling_slot):
     """pool[node_slot[node]] = the histogram of every node in `nodes` over its rows
     rows[node_start[node]:node_stop[node]], all nodes in one dynamically scheduled pass; and
     pool[sibling_slot[t]] -= that histogram of nodes[t] where sibling_slot[t] >= 0: the
@@ -227,7 +241,7 @@ def _parallel_node_histograms(codes, rows, stats, features, nodes, node_start, n
             t = chunk_node[chunk]
             lo = node_start[nodes[t]] + chunk_index[chunk] * chunk_rows[t]
             build_gradient_histograms(
-                codes, rows, lo, lo + chunk_size[chunk], stats, features,
+                codes, rows, lo, lo + chunk_size[chunk], stats, features, n_bins,
                 block * block_features, min((block + 1) * block_features, n_used),
                 pool[node_slot[nodes[t]]] if chunk_index[chunk] == 0
                 else chunk_hists[chunk - t - 1])
@@ -237,9 +251,9 @@ def _parallel_node_histograms(codes, rows, stats, features, nodes, node_start, n
         k = pair % n_used
         hist = pool[node_slot[nodes[t]], k]
         for chunk in range(first_chunk[t] + 1, first_chunk[t + 1]):
-            hist += chunk_hists[chunk - t - 1, k]
+            add_histogram(hist, chunk_hists[chunk - t - 1, k], n_bins[features[k]], 1.0)
         if sibling_slot[t] >= 0:
-            subtract_histogram(pool[sibling_slot[t], k], hist)
+            add_histogram(pool[sibling_slot[t], k], hist, n_bins[features[k]], -1.0)
 
 
 @njit(cache=True, nogil=True)
@@ -254,12 +268,16 @@ def node_chunk_rows(n_rows):
 
 
 @borrowing
-def subtract_histogram(parent, child):
-    """parent -= child, in place, for one feature's (bin, channel) histogram: the sibling's
-    without a pass over its rows. One loop over the flat bins (both C-contiguous), which
-    numba vectorizes; it did not vectorize a loop over the bins around one over the
-    channels."""
-    flat_parent = parent.reshape(-1)
-    flat_child = child.reshape(-1)
-    for i in range(flat_parent.shape[0]):
-        flat_parent[i] -= flat_child[i]
+def add_histogram(target, source, n_bins, sign):
+    """target += sign * source, in place, over one feature's used bins (0..n_bins-1 and
+    MISSING_BIN, both (bin, channel) C-contiguous): a node's chunks merged (sign 1) and the
+    sibling's histogram without a pass over its rows (sign -1: x + (-1 y) is x - y to the
+    bit). One loop over the flat bins, which numba vectorizes; it did not vectorize a loop
+    over the bins around one over the channels."""
+    n_channels = target.shape[1]
+    flat_target = target.reshape(-1)
+    flat_source = source.reshape(-1)
+    for i in range(n_bins * n_channels):
+        flat_target[i] += sign * flat_source[i]
+    for i in range(MISSING_BIN * n_channels, (MISSING_BIN + 1) * n_channels):
+        flat_target[i] += sign * flat_source[i]

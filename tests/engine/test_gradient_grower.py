@@ -183,3 +183,47 @@ def test_trees_without_counts_split_the_training_rows_as_the_trees_with_counts()
     np.testing.assert_allclose(uncounted[0][gain], counted[0][gain], rtol=1e-12)
     assert np.array_equal(counted[1], uncounted[1])
     assert np.array_equal(counted[2], uncounted[2])
+
+
+@pytest.mark.parametrize("n_channels", [GRADIENT_CHANNELS, COUNTED_CHANNELS])
+def test_a_tree_reads_only_its_features_used_bins_of_a_slot(n_channels):
+    """Builds, merges and subtractions touch a feature's used bins only (0..n_bins-1 and the
+    missing bin, histogram.py), the scans and left sums read no other: a pool of NaN grows the
+    same trees as a pool of zeros. Features of 2 to 255 bins, missing values, categorical
+    columns, and trees on other column subsets in the
+    same pool (colsample_bytree: a slot's feature k then has another bin count); set splits in
+    the counted layout, which they need."""
+    rng = np.random.default_rng(11)
+    n_rows = 3000
+    X = np.column_stack([rng.normal(size=n_rows), rng.integers(0, 2, n_rows),
+                         rng.integers(0, 5, n_rows), rng.integers(0, 60, n_rows),
+                         rng.integers(0, 12, n_rows), rng.integers(0, 30, n_rows)]).astype(float)
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    counted = n_channels == COUNTED_CHANNELS  # set splits need the counts
+    categorical = np.array([False, False, counted, False, counted, False])
+    bin_mapper = BinMapper(255, categorical=categorical).fit(X)
+    assert len(set(bin_mapper.n_bins_)) == 6
+    codes = bin_mapper.transform(X, order="C")
+    signal = np.nan_to_num(X[:, 0]) + (np.nan_to_num(X[:, 2]) % 2) - np.nan_to_num(X[:, 4]) / 6
+    stats = np.column_stack([signal + 0.3 * rng.normal(size=n_rows),
+                             rng.uniform(0.5, 1.5, n_rows)]).astype(np.float32)
+    params = GradientParams(DEPTHWISE, 6, 0, 1.0, 0.0, 0.0, 0.0,
+                            2 if counted else 1, 0.0, 1.0).typed()
+
+    def grow(features, pool):
+        workspace = (pool, gradient_workspace(n_rows, len(features), 6, 0, params.min_samples_leaf,
+                                              bin_mapper.categorical_)[1])
+        arrays, _, _, workspace = grow_gradient_tree(
+            codes, np.asfortranarray(codes), stats, np.arange(n_rows, dtype=np.int32),
+            bin_mapper.n_bins_, bin_mapper.categorical_, np.array(features, dtype=np.int32),
+            params, CategoryRegularization(), 0, workspace)
+        return arrays, workspace[0]
+
+    nan_pool = np.full(empty_histograms(INITIAL_SLOTS, 4, n_channels).shape, np.nan)
+    for features in ([0, 1, 2, 3], [2, 3, 4, 5], [0, 1, 4, 5]):
+        zero_pool = np.zeros_like(nan_pool)
+        grown, nan_pool = grow(features, nan_pool)  # the pool the last tree left
+        expected, _ = grow(features, zero_pool)
+        assert (grown[0] == LEAF).sum() > 20
+        for a, b in zip(grown, expected, strict=True):
+            assert np.array_equal(a, b)
