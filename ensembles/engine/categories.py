@@ -110,7 +110,7 @@ def empty_set_scratch(n_channels):
             np.zeros(N_BIN_SLOTS, dtype=np.int32))
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def clear_set_scratch(scratch):
     """Zero the scratch of a scan, as empty_set_scratch makes it."""
     sorted_hist, order, keys, bits, sort_keys, sort_order = scratch

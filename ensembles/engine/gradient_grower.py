@@ -442,7 +442,7 @@ def split_scratch(n_channels, categorical):
                         np.empty(SET_WORDS_OF_BINS, dtype=np.uint64))
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _find_best_split(hist, n_bins, categorical, features, sums, params, category_regularization,
                      usable, node, open_nodes, category_bits, scratch):
     """Best (gain, feature, bin, missing side) of a node over its usable features, stored at
@@ -469,7 +469,7 @@ def _find_best_split(hist, n_bins, categorical, features, sums, params, category
         node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, open_nodes)
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _find_best_row_split(source, n_bins, categorical, features, sums, params,
                          category_regularization, usable, node, open_nodes, category_bits,
                          scratch):
@@ -556,7 +556,7 @@ def _left_sums_of_rows(column, rows, start, stop, stats, split_bin, missing_left
                 out[COUNT_CHANNEL] += 1.0
 
 
-@njit(cache=True, nogil=True)
+@borrowing
 def _offer_best_set(hist, feature, n_bins, sums, params, category_regularization, node,
                     open_nodes, category_bits, scratch):
     """Offer the node the best set split of a categorical feature from its histogram `hist`
