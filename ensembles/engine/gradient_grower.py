@@ -209,12 +209,11 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         build_node_histograms(codes, partition, stats, features, n_bins,
                               np.zeros(1, dtype=np.int64), node_start, node_stop, node_slot,
                               pool, chunk_pool, np.full(1, -1, dtype=np.int32))
-        first_feature = pool[node_slot[0], 0]
-        for b in range(n_bins[features[0]]):
-            for channel in range(n_channels):
-                node_sums[0, channel] += first_feature[b, channel]
-        for channel in range(n_channels):
-            node_sums[0, channel] += first_feature[MISSING_BIN, channel]
+        # the root's sums: the left sums of a split sending every used bin of a feature left
+        # (typed as the splits' bin and side: a literal is another signature of _left_sums)
+        n_first = n_bins[features[0]]
+        _left_sums(pool[node_slot[0], 0], n_first, np.int32(n_first - 1), np.bool_(True),
+                   category_bits[0], node_sums[0])
         _draw_features(usable[0], node_feature_fraction)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
                          params, category_regularization, usable[0], node_arrays.ROOT,
