@@ -235,9 +235,15 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             n_left = partition_batch(columns, split_nodes, batch_grows[:n_batch], nodes,
                                      category_bits, partition, partition_scratch)
             for t in range(n_batch):
-                pool, free_slots, n_free = _place_children(
-                    split_nodes[t], n_left[t], batch_grows[t], batch_slot[t], nodes, params,
-                    node_may_split, node_slot, pool, free_slots, n_free)
+                placed = _place_children(split_nodes[t], n_left[t], batch_grows[t],
+                                         batch_slot[t], nodes, params, node_may_split,
+                                         node_slot, free_slots, n_free)
+                if placed < 0:  # the smaller child needs a slot and none is free
+                    pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
+                    placed = _place_children(split_nodes[t], n_left[t], batch_grows[t],
+                                             batch_slot[t], nodes, params, node_may_split,
+                                             node_slot, free_slots, n_free)
+                n_free = placed
             parents = _parents_of_splittable(split_nodes, left_child, node_may_split)
             _batch_histograms(codes, partition, stats, features, n_bins, parents, nodes,
                               node_slot, pool, chunk_pool)
@@ -314,14 +320,16 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     return arrays, partition, rows_start, (pool, chunk_pool)
 
 
-@njit(cache=True)
-def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, node_slot, pool,
+@borrowing
+def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, node_slot,
                     free_slots, n_free):
     """After the partition of a batch, the rows of a split node's children, whether each may
     split, and their histogram slots: the parent's slot for the larger child and a free one
     for the smaller, when either may split and the larger has more than SMALL_NODE_ROWS
     rows; else the parent's slot (if any) freed, and the children scanned from their rows
-    (_find_best_row_split). Returns (pool, free_slots, n_free)."""
+    (_find_best_row_split). Returns the free slots left, or -1 when the smaller child needs
+    a slot and none is free (nothing taken: the caller grows the pool, _with_free_slot, and
+    places the children again). Borrows its arrays: it runs for every split."""
     node_arrays.place_children(np.int64(node), n_left, nodes)  # a node of an int32 batch
     node_start, node_stop = nodes.node_start, nodes.node_stop
     left = nodes.left_child[node]
@@ -335,12 +343,13 @@ def _place_children(node, n_left, grows, slot, nodes, params, node_may_split, no
         if slot >= 0:  # a node without a slot has children of few rows: neither takes one
             free_slots[n_free] = slot
             n_free += 1
-        return pool, free_slots, n_free
+        return n_free
+    if n_free == 0:
+        return -1
     smaller, larger = (left, left + 1) if n_left <= n_right else (left + 1, left)
-    pool, free_slots, n_free = _with_free_slot(pool, free_slots, n_free)
     node_slot[smaller] = free_slots[n_free - 1]
     node_slot[larger] = slot
-    return pool, free_slots, n_free - 1
+    return n_free - 1
 
 
 @njit(cache=True)
