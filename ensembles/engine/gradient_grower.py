@@ -59,6 +59,7 @@ from ensembles.engine.histogram import (
 )
 from ensembles.engine.llvm_arrays import unless_jit_disabled
 from ensembles.engine.partition import goes_left, partition_batch
+from ensembles.engine.shuffle import shuffle_steps
 from ensembles.engine.splitting import (
     NEWTON,
     best_newton_threshold,
@@ -186,6 +187,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     node_may_split = np.empty(capacity, dtype=np.bool_)
     usable = (np.empty((capacity, n_used), dtype=np.bool_) if node_feature_fraction < 1.0
               else np.ones((1, n_used), dtype=np.bool_))  # drawn for each node that may split
+    feature_order = np.arange(n_used).astype(np.int32)  # _draw_features' running order
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
     node_arrays.start_tree(nodes, open_nodes, category_bits)
 
@@ -214,7 +216,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         n_first = n_bins[features[0]]
         _left_sums(pool[node_slot[0], 0], n_first, np.int32(n_first - 1), np.bool_(True),
                    category_bits[0], node_sums[0])
-        _draw_features(usable[0], node_feature_fraction)
+        _draw_features(usable[0], node_feature_fraction, feature_order)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
                          params, category_regularization, usable[0], node_arrays.ROOT,
                          open_nodes, category_bits, scratch)
@@ -249,7 +251,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                               node_slot, pool, chunk_pool)
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
-                _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction)
+                _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction,
+                               feature_order)
             source = NodeSource(columns, stats, partition, node_start, node_stop, pool, node_slot)
             if _scans_serially(children, nodes, n_used):
                 for child in children:
@@ -428,15 +431,19 @@ def _next_open_node(open_nodes, n_nodes, grow_policy, cursor):
     return node_arrays.largest_gain_open_node(open_nodes, n_nodes)
 
 
-@njit(cache=True)
-def _draw_features(usable, node_feature_fraction):
+@borrowing
+def _draw_features(usable, node_feature_fraction, feature_order):
     """colsample_bynode: mark a random int(fraction * n_used) (at least 1) of the tree's
-    features usable at a node; all of them when the fraction is 1."""
+    features usable at a node, every subset of that size equally likely (the first of a
+    uniformly random order: shuffle_steps on feature_order, a permutation of 0..n_used - 1
+    that the tree's draws share); all of them when the fraction is 1."""
     if node_feature_fraction < 1.0:
         n_draw = max(1, int(node_feature_fraction * usable.shape[0]))
-        order = np.random.permutation(usable.shape[0])
-        usable[:] = False
-        usable[order[:n_draw]] = True
+        shuffle_steps(feature_order, np.int64(0), np.int64(n_draw))
+        for k in range(usable.shape[0]):
+            usable[k] = False
+        for k in range(n_draw):
+            usable[feature_order[k]] = True
 
 
 @njit(cache=True, nogil=True)

@@ -1,4 +1,5 @@
-"""Draws without replacement for the CART grower: the first items of a uniformly random order."""
+"""Draws without replacement for the growers (the features of a node, a random set of categories):
+the first items of a uniformly random order."""
 
 import numpy as np
 

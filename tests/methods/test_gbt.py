@@ -5,6 +5,7 @@ import lightgbm
 import numpy as np
 import pytest
 import xgboost
+from scipy.stats import chisquare
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.ensemble import GradientBoostingClassifier as SklearnGBC
 from sklearn.ensemble import GradientBoostingRegressor as SklearnGBR
@@ -229,6 +230,42 @@ def test_subsampling_matches_xgboost_accuracy():
     theirs = [xgboost.XGBClassifier(tree_method="hist", random_state=s, **params)
               .fit(X_train, y_train).score(X_test, y_test) for s in range(3)]
     assert abs(np.mean(ours) - np.mean(theirs)) <= 0.02
+
+
+def _roots_and_children(model):
+    """Each tree's (root feature, its children's features) of a depth-2 GBT model."""
+    splits = []
+    for (tree,) in model.trees_:
+        feature, left = tree.feature, tree.left
+        splits.append((feature[0], feature[left[0]], feature[left[0] + 1]))
+    return np.array(splits)
+
+
+def test_colsample_bynode_draws_a_uniform_subset_of_features_at_every_node():
+    """colsample_bynode = c draws int(c n) of the n features at each node, every subset of
+    that size equally likely, independently of the other nodes (XGBoost's meaning). Tiny
+    steps keep every round's gains the same, so each root splits on the strongest feature it
+    drew: of four features of strengths 4 > 3 > 2 > 1, two drawn, the roots split on them
+    1/2, 1/3, 1/6 and 0 of the time; drawing one feature of four equal ones, a child splits
+    on its parent's feature 1/4 of the time (a draw copied from the parent: always)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(400, 4))
+    rounds = 3000
+    y = X @ np.array([4.0, 3.0, 2.0, 1.0]) + rng.normal(0.0, 0.1, 400)
+    stumps = GradientBoostingRegressor(n_estimators=rounds, learning_rate=1e-9, max_depth=1,
+                                       colsample_bynode=0.5, random_state=0).fit(X, y)
+    roots = np.bincount(_roots_and_children(stumps)[:, 0], minlength=4)
+    assert roots[3] == 0
+    assert chisquare(roots[:3], rounds * np.array([1 / 2, 1 / 3, 1 / 6])).pvalue > 1e-3
+    y = X.sum(axis=1) + rng.normal(0.0, 0.1, 400)
+    trees = GradientBoostingRegressor(n_estimators=rounds // 3, learning_rate=1e-9,
+                                      max_depth=2, colsample_bynode=0.25,
+                                      random_state=0).fit(X, y)
+    splits = _roots_and_children(trees)
+    assert chisquare(np.bincount(splits[:, 0], minlength=4)).pvalue > 1e-3
+    same = np.count_nonzero(splits[:, 1:] == splits[:, :1])
+    assert chisquare([same, splits[:, 1:].size - same],
+                     splits[:, 1:].size * np.array([1 / 4, 3 / 4])).pvalue > 1e-3
 
 
 @pytest.mark.parametrize("bad, message", [
