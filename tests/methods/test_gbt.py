@@ -233,7 +233,8 @@ def test_subsampling_matches_xgboost_accuracy():
 
 
 def _roots_and_children(model):
-    """Each tree's (root feature, its children's features) of a depth-2 GBT model."""
+    """(root feature, left child's, right child's) of each tree of a one-output GBT model
+    whose roots all split (a child that is a leaf: tree.LEAF)."""
     splits = []
     for (tree,) in model.trees_:
         feature, left = tree.feature, tree.left
