@@ -22,7 +22,7 @@ from ensembles.engine.gradient_grower import (
     gradient_workspace,
     grow_gradient_tree,
 )
-from ensembles.engine.threads import engine_threads
+from ensembles.engine.threads import LOAD_CHECK_ROUNDS, engine_threads
 from ensembles.engine.tree import Tree
 from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import validate_prediction_data
@@ -132,13 +132,14 @@ class NewtonBoosting:
 
     def _boost(self, X, y, sample_weight, loss, n_outputs, stratify=None):
         """Fit the rounds on n_jobs engine threads (joblib's meaning: None is 1, -1 every core;
-        the fit does not depend on it), on one for a table of fewer than threads.SERIAL_TABLE
-        values (engine_threads: each parallel region of a small tree costs more than it
-        shares)."""
-        with engine_threads(self.n_jobs, X.size):
-            return self._fit_rounds(X, y, sample_weight, loss, n_outputs, stratify)
+        the fit does not depend on it), fewer on a small table (threads.table_threads: one
+        below SERIAL_TABLE values, and below SHARED_TABLE no more than the cores idle at the
+        start and at every LOAD_CHECK_ROUNDS-th round)."""
+        with engine_threads(self.n_jobs, X.size) as follow_load:
+            return self._fit_rounds(X, y, sample_weight, loss, n_outputs, stratify,
+                                    follow_load)
 
-    def _fit_rounds(self, X, y, sample_weight, loss, n_outputs, stratify):
+    def _fit_rounds(self, X, y, sample_weight, loss, n_outputs, stratify, follow_load):
         """Fit the rounds; sets init_raw_, trees_ (rounds x outputs) and, with early stopping,
         validation_score_ and best_iteration_. (No training loss per round: it cost a tenth of
         a round at 800k rows and nothing reads it.)"""
@@ -184,7 +185,9 @@ class NewtonBoosting:
         category_regularization = tree_params.category_regularization()
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
-        for _ in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
+        for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
+            if m % LOAD_CHECK_ROUNDS == LOAD_CHECK_ROUNDS - 1:
+                follow_load()
             loss.weighted_stats(y, raw, sample_weight, stats)
             rows = np.arange(len(y), dtype=np.int32) if active is None else active.copy()
             if self.subsample < 1.0:

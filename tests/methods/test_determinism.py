@@ -14,7 +14,8 @@ from numba import njit, prange
 from sklearn.datasets import load_wine, make_classification, make_friedman1
 
 import ensembles
-from ensembles.engine.threads import SERIAL_TABLE
+from ensembles.engine import threads
+from ensembles.engine.threads import LOAD_CHECK_ROUNDS, SERIAL_TABLE, SHARED_TABLE
 from ensembles.methods.forest import _BaseForest
 
 CLASSIFIERS = ["RandomForestClassifier", "ExtraTreesClassifier", "BaggingClassifier",
@@ -108,6 +109,35 @@ def test_gradient_trees_on_large_nodes_do_not_depend_on_n_jobs(shape, thread_cou
     assert thread_counts(lambda: two.fit(X, y)) == 2
     assert np.array_equal(one.predict_proba(X), two.predict_proba(X))
     assert one.trees_[0][0].n_samples[0] > 4 * 32_768  # several chunks at the root
+
+
+def test_boosting_that_follows_the_load_does_not_depend_on_it(thread_counts, monkeypatch):
+    """A table between SERIAL_TABLE and SHARED_TABLE values runs on the cores idle at the
+    start and at every LOAD_CHECK_ROUNDS-th round: here the load says 2, 1, 2, ... idle
+    cores, so the fit changes its thread count mid-fit, and must still give the one-thread
+    fit's trees."""
+    X, y = make_classification(n_samples=8_200, n_features=16, random_state=0)
+    X[::17, 3] = np.nan
+    assert SERIAL_TABLE <= X.size < SHARED_TABLE
+    looks = []
+
+    def alternating_load() -> int:
+        looks.append(None)
+        return 2 if len(looks) % 2 else 1
+
+    monkeypatch.setattr(threads, "idle_cores", alternating_load)
+    params = dict(n_estimators=3 * LOAD_CHECK_ROUNDS, max_depth=5, subsample=0.8,
+                  colsample_bynode=0.8, random_state=5)
+    one = ensembles.GradientBoostingClassifier(n_jobs=1, **params)
+    following = ensembles.GradientBoostingClassifier(n_jobs=2, **params)
+    assert thread_counts(lambda: one.fit(X, y)) == 1
+    set_counts, recording_set_threads = [], numba.set_num_threads
+    monkeypatch.setattr(numba, "set_num_threads",
+                        lambda n: (recording_set_threads(n), set_counts.append(n)))
+    following.fit(X, y)
+    assert len(looks) == 4  # at the start and before rounds 16, 32 and 48
+    assert set_counts[:4] == [2, 1, 2, 1]  # then the count before the fit is restored
+    assert np.array_equal(one.predict_proba(X), following.predict_proba(X))
 
 
 @pytest.mark.parametrize("name", ["RandomForestClassifier", "ExtraTreesClassifier",
