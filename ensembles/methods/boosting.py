@@ -141,8 +141,9 @@ class NewtonBoosting:
 
     def _fit_rounds(self, X, y, sample_weight, loss, n_outputs, stratify, follow_load):
         """Fit the rounds; sets init_raw_, trees_ (rounds x outputs) and, with early stopping,
-        validation_score_ and best_iteration_. (No training loss per round: it cost a tenth of
-        a round at 800k rows and nothing reads it.)"""
+        validation_score_ and best_iteration_; before every LOAD_CHECK_ROUNDS-th round,
+        follow_load (engine_threads') sets the thread count again. (No training loss per
+        round: it cost a tenth of a round at 800k rows and nothing reads it.)"""
         self._check_boosting_params()
         tree_params = self._tree_params()
         tree_params.validate()

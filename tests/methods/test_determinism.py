@@ -135,7 +135,7 @@ def test_boosting_that_follows_the_load_does_not_depend_on_it(thread_counts, mon
     monkeypatch.setattr(numba, "set_num_threads",
                         lambda n: (recording_set_threads(n), set_counts.append(n)))
     following.fit(X, y)
-    assert len(looks) == 4  # at the start and before rounds 16, 32 and 48
+    assert len(looks) == 4  # at the start and before the 16th, 32nd and 48th rounds
     assert set_counts[:4] == [2, 1, 2, 1]  # then the count before the fit is restored
     assert np.array_equal(one.predict_proba(X), following.predict_proba(X))
 
