@@ -25,6 +25,7 @@ from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
 from ensembles.engine.cart_histogram import (
+    TWO_CLASS_STATS,
     build_drawn_histograms,
     clear_bins,
     node_bins,
@@ -50,6 +51,7 @@ from ensembles.engine.splitting import (
     leaf_value,
     node_impurity,
     node_score,
+    two_class_missing_side,
 )
 
 PURE_IMPURITY = 1e-12
@@ -359,10 +361,10 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
         low[k] = MISSING_BIN
         high[k] = -1
         n_missing[k] = 0
-    for position in range(start, stop):
-        row = partition[position]
+    for position in range(start, stop):  # unsigned indices: numba wraps negative ones
+        row = np.uint64(partition[position])
         for k in range(n_cut):
-            code = np.int64(codes[row, features[k]])
+            code = np.int64(codes[row, np.uint64(features[k])])
             if code == MISSING_BIN:
                 n_missing[k] += 1
             else:
@@ -379,22 +381,22 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
             continue
         upper = data.bin_upper_values[features[k]]
         draw = upper[low[k]] + np.random.random() * (upper[high[k]] - upper[low[k]])
-        cut = low[k]
-        for b in range(low[k] + 1, high[k]):
-            if upper[b] <= draw:
-                cut = b
+        # the largest b with upper[b] <= draw, as a max (vectorized) over unsigned b (loads
+        # without numba's wraparound of negative indices, which made them gathers)
+        lowest = np.uint64(low[k])
+        cut = lowest
+        for b in range(lowest + np.uint64(1), np.uint64(high[k])):
+            cut = max(cut, b if upper[b] <= draw else lowest)
         features[n_split] = features[k]
         n_missing[n_split] = n_missing[k]
-        threshold_bin[n_split] = cut
+        threshold_bin[n_split] = np.int64(cut)
         n_split += 1
-    for position in range(start, stop):  # left sums in slot k's bin 0 (the slots are zero)
-        row = partition[position]
-        for k in range(n_split):
-            # no branch: a row's side is a coin flip to predict; MISSING_BIN is above every cut
-            goes_left = 1.0 if codes[row, features[k]] <= threshold_bin[k] else 0.0
-            for channel in range(n_stats):
-                hist[k, 0, channel] += goes_left * stats[row, channel]
-            hist[k, 0, n_stats] += goes_left
+    if n_stats == TWO_CLASS_STATS:
+        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
+                       hist, TWO_CLASS_STATS)
+    else:
+        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
+                       hist, n_stats)
     for k in range(n_split):
         for position in range(start, stop if n_missing[k] > 0 else start):
             row = partition[position]
@@ -403,9 +405,14 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
     parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
     for k in range(n_split):
         left = hist[k, 0]
-        gain, missing_left = best_missing_side(
-            hist[k], sums, parent_score, criterion, 0.0, 0.0, params.min_samples_leaf,
-            params.min_child_weight, left, work.right)
+        if n_stats == TWO_CLASS_STATS and criterion != NEWTON:
+            gain, missing_left = two_class_missing_side(
+                hist[k], np.int64(0), sums, parent_score, criterion, params.min_samples_leaf,
+                params.min_child_weight)
+        else:
+            gain, missing_left = best_missing_side(
+                hist[k], sums, parent_score, criterion, 0.0, 0.0, params.min_samples_leaf,
+                params.min_child_weight, left, work.right)
         if n_missing[k] == 0:
             missing_left = left[n_stats] >= sums[n_stats] - left[n_stats]  # _larger_side_is_left
         node_arrays.offer_split(node, gain, features[k], threshold_bin[k], missing_left,
@@ -414,6 +421,23 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
             left[channel] = 0.0
             hist[k, MISSING_BIN, channel] = 0.0
     return n_scored
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split, hist,
+                   n_stats):
+    """hist[k, 0] += (the statistics, 1) of the rows partition[start:stop] with code <=
+    threshold_bin[k] in column features[k], k < n_split (the left side of each cut, in slot
+    k's bin 0). Inlined, so that a constant n_stats unrolls the channels: a loop over them
+    for every row and feature cost its vector loop's set-up each time."""
+    for position in range(start, stop):
+        row = np.uint64(partition[position])  # unsigned indices: numba wraps negative ones
+        for k in range(np.uint64(n_split)):
+            # no branch: a row's side is a coin flip to predict; MISSING_BIN is above every cut
+            goes_left = 1.0 if codes[row, np.uint64(features[k])] <= threshold_bin[k] else 0.0
+            for channel in range(n_stats):
+                hist[k, np.uint64(0), channel] += goes_left * stats[row, channel]
+            hist[k, np.uint64(0), n_stats] += goes_left
 
 
 @borrowing

@@ -28,6 +28,7 @@ from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.borrowing import borrowing
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
+TWO_CLASS_STATS = np.int64(2)  # (w_0, w_1): the statistics of two classes
 TWO_CLASS_COUNT_CHANNEL = np.int64(2)  # (w_0, w_1, count); typed, as splitting.NEWTON
 SQUARED_TARGET_CHANNEL = np.int64(2)  # (g, h, w y^2, count) = (-w y, w, w y^2, count)
 
@@ -36,7 +37,7 @@ SQUARED_TARGET_CHANNEL = np.int64(2)  # (g, h, w y^2, count) = (-w y, w, w y^2, 
 def build_drawn_histograms(codes, rows, start, stop, stats, features, first, last, hist):
     """hist[k, b, c] += stats[i, c] over the node rows i with codes[i, features[k]] == b, for
     first <= k < last; channel n_stats counts the rows. The slots must be zero."""
-    if stats.shape[1] == 2:
+    if stats.shape[1] == TWO_CLASS_STATS:
         _add_rows_two_class(codes, rows, start, stop, stats, features, first, last, hist)
     else:
         _add_rows(codes, rows, start, stop, stats, features, first, last, hist)

@@ -10,9 +10,11 @@ read while its codes are (both prefetched), in the order a separate sum would ad
 """
 
 import numpy as np
+from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.borrowing import borrowing
+from ensembles.engine.cart_histogram import TWO_CLASS_STATS
 from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
@@ -27,10 +29,30 @@ def partition_node(codes, feature, threshold_bin, missing_left, bits, partition,
 
     Branch-free: every row is written to both sides (a left row in place, a right row to
     scratch) and only the count of its side advances; the right rows' statistics add 0 to
-    left_sums, which leaves the sums unchanged. Indices are unsigned (numba tests signed ones
-    for wraparound)."""
+    left_sums, which leaves the sums unchanged."""
     n_stats = stats.shape[1]
-    left_sums[:] = 0.0
+    if n_stats == TWO_CLASS_STATS:
+        n_left = _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition,
+                                 scratch, start, stop, stats, left_sums, TWO_CLASS_STATS)
+    else:
+        n_left = _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition,
+                                 scratch, start, stop, stats, left_sums, n_stats)
+    for i in range(stop - start - n_left):  # a loop: a slice assignment allocates
+        partition[start + n_left + i] = scratch[i]
+    left_sums[n_stats] = n_left
+    return n_left
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition, scratch,
+                    start, stop, stats, left_sums, n_stats):
+    """partition_node's pass over the rows: the left rows moved to the front of
+    partition[start:stop], the right rows to scratch, left_sums[:n_stats] summed; returns the
+    number of left rows. Inlined, so that a constant n_stats unrolls the channels (a loop
+    over them set up a vector loop for every row). Indices are unsigned (numba tests signed
+    ones for wraparound)."""
+    for channel in range(n_stats + 1):
+        left_sums[channel] = 0.0
     n_left = np.uint64(0)
     n_right = np.uint64(0)
     first = np.uint64(start)
@@ -51,8 +73,4 @@ def partition_node(codes, feature, threshold_bin, missing_left, bits, partition,
             left_sums[channel] += stats[row, channel] if goes_left else 0.0
         n_left += np.uint64(goes_left)
         n_right += np.uint64(not goes_left)
-    n_left = np.int64(n_left)  # counted unsigned; signed for the copy and the caller
-    for i in range(stop - start - n_left):  # a loop: a slice assignment allocates
-        partition[start + n_left + i] = scratch[i]
-    left_sums[n_stats] = n_left
-    return n_left
+    return np.int64(n_left)  # counted unsigned; signed for the copy and the caller
