@@ -407,8 +407,8 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
         left = hist[k, 0]
         if n_stats == TWO_CLASS_STATS and criterion != NEWTON:
             gain, missing_left = two_class_missing_side(
-                hist[k], np.int64(0), sums, parent_score, criterion, params.min_samples_leaf,
-                params.min_child_weight)
+                left, hist[k, MISSING_BIN], sums, parent_score, criterion,
+                params.min_samples_leaf, params.min_child_weight)
         else:
             gain, missing_left = best_missing_side(
                 hist[k], sums, parent_score, criterion, 0.0, 0.0, params.min_samples_leaf,

@@ -40,7 +40,7 @@ from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
-from ensembles.engine.cart_histogram import occupied_bins
+from ensembles.engine.cart_histogram import TWO_CLASS_STATS, occupied_bins
 from ensembles.engine.histogram import (
     COUNT_CHANNEL,
     GRADIENT_CHANNEL,
@@ -55,6 +55,7 @@ from ensembles.engine.splitting import (
     best_newton_threshold,
     best_threshold,
     node_score,
+    two_class_missing_side,
 )
 
 CATEGORY_SET = np.int64(-1)  # threshold_bin of a split on a set of categories
@@ -292,8 +293,13 @@ def random_cart_set(hist, categories, m, sums, criterion, min_samples_leaf, min_
         for i in range(n_left):
             left[channel] += hist[categories[i], channel]
     parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
-    gain, missing_left = best_missing_side(hist, sums, parent_score, criterion, 0.0, 0.0,
-                                           min_samples_leaf, min_child_weight, left, right)
+    if n_stats == TWO_CLASS_STATS and criterion != NEWTON:
+        gain, missing_left = two_class_missing_side(left, hist[MISSING_BIN], sums, parent_score,
+                                                    criterion, min_samples_leaf,
+                                                    min_child_weight)
+    else:
+        gain, missing_left = best_missing_side(hist, sums, parent_score, criterion, 0.0, 0.0,
+                                               min_samples_leaf, min_child_weight, left, right)
     if hist[MISSING_BIN, n_stats] == 0.0:
         missing_left = 2.0 * left[n_stats] >= sums[n_stats]
     _set_of_prefix(categories, m, n_left, missing_left, best_bits)

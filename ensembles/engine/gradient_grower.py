@@ -32,12 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
-from ensembles.engine.cart_histogram import clear_bins
+from ensembles.engine.cart_histogram import clear_bins, list_set_bits
 from ensembles.engine.categories import (
     CATEGORY_SET,
     best_newton_set,
@@ -57,7 +56,6 @@ from ensembles.engine.histogram import (
     empty_histograms,
     sum_node_stats,
 )
-from ensembles.engine.llvm_arrays import unless_jit_disabled
 from ensembles.engine.partition import goes_left, partition_batch
 from ensembles.engine.shuffle import shuffle_steps
 from ensembles.engine.splitting import (
@@ -519,16 +517,6 @@ def _find_best_row_split(source, n_bins, categorical, features, sums, params,
         clear_bins(row_hist, row_bins, n_occupied)
 
 
-def _trailing_zeros_python(word):
-    """numba's trailing_zeros intrinsic in plain Python (NUMBA_DISABLE_JIT): the index of a
-    nonzero word's lowest set bit."""
-    word = int(word)
-    return (word & -word).bit_length() - 1
-
-
-_lowest_set_bit = unless_jit_disabled(trailing_zeros, _trailing_zeros_python)
-
-
 @borrowing
 def _row_histogram(column, rows, start, stop, stats, hist, words, bins):
     """hist = the (g, h) or (g, h, count, 0) histogram of one feature's codes `column` over
@@ -546,13 +534,9 @@ def _row_histogram(column, rows, start, stop, stats, hist, words, bins):
             hist[code, COUNT_CHANNEL] += 1.0
         if code != MISSING_BIN:
             words[code >> 6] |= np.uint64(1) << np.uint64(code & 63)
-    n_occupied = 0
+    n_occupied = np.int64(0)  # typed: a literal 0 is another signature of list_set_bits
     for w in range(SET_WORDS_OF_BINS):
-        word = words[w]
-        while word != 0:
-            bins[n_occupied] = 64 * w + _lowest_set_bit(word)
-            n_occupied += 1
-            word &= word - np.uint64(1)
+        n_occupied = list_set_bits(words[w], np.int64(64 * w), bins, n_occupied)
     return n_occupied
 
 

@@ -385,19 +385,18 @@ def _two_class_score(weight_0, weight_1, criterion):
 
 
 @borrowing
-def two_class_missing_side(hist, left_bin, parent, parent_score, criterion, min_samples_leaf,
+def two_class_missing_side(left, missing, parent, parent_score, criterion, min_samples_leaf,
                            min_child_weight):
-    """best_missing_side for two classes, (w_0, w_1, count) histograms, whose non-missing
-    left side is hist[left_bin]: the same gains in the same floating-point order
-    (_two_class_split_gain), without the loops over a run-time number of channels."""
+    """best_missing_side for two classes: the non-missing left side's sums `left` and the
+    missing rows' `missing`, (w_0, w_1, count) each; the same gains in the same
+    floating-point order (_two_class_split_gain), without the loops over a run-time number of
+    channels."""
     min_count = max(min_samples_leaf, 1)
     parent_0, parent_1 = parent[0], parent[1]
     parent_n = parent[TWO_CLASS_COUNT_CHANNEL]
-    left_0, left_1 = hist[left_bin, 0], hist[left_bin, 1]
-    left_n = hist[left_bin, TWO_CLASS_COUNT_CHANNEL]
+    left_0, left_1, left_n = left[0], left[1], left[TWO_CLASS_COUNT_CHANNEL]
     gain = _two_class_split_gain(parent_0, parent_1, parent_n, parent_score, left_0, left_1,
                                  left_n, criterion, min_count, min_child_weight)
-    missing = hist[MISSING_BIN]
     if missing[TWO_CLASS_COUNT_CHANNEL] == 0.0:
         return gain, False
     missing_gain = _two_class_split_gain(
