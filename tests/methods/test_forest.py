@@ -23,6 +23,7 @@ from ensembles import (
     RandomForestRegressor,
 )
 from ensembles.engine.binning import BinMapper
+from ensembles.methods import cart
 
 SEEDS = range(5)
 BOOTSTRAP_WEIGHTS = ("bootstrap draws make sample weights and repeated rows differ, as in "
@@ -267,3 +268,22 @@ def test_a_bad_sample_fraction_gets_a_clear_error(params, message):
 def test_a_single_class_is_refused():
     with pytest.raises(ValueError, match="one class only"):
         RandomForestClassifier().fit(np.ones((5, 2)), np.zeros(5))
+
+
+def test_an_error_in_one_tree_stops_the_fit_and_the_trees_not_started(monkeypatch):
+    """The error of a tree reaches the caller, and the trees queued behind it are not grown
+    (forest._grow_trees cancels them)."""
+    grow = cart.CartGrower.grow
+    calls = []
+
+    def failing_third(self, *args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("tree 3 failed")
+        return grow(self, *args)
+
+    monkeypatch.setattr(cart.CartGrower, "grow", failing_third)
+    X, y = load_breast_cancer(return_X_y=True)
+    with pytest.raises(RuntimeError, match="tree 3 failed"):
+        RandomForestClassifier(n_estimators=200, n_jobs=2, random_state=0).fit(X, y)
+    assert len(calls) < 200
