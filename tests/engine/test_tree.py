@@ -97,6 +97,24 @@ def _binned_node(seed, n_stats):
     return codes, stats, rows
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_node_bins_lists_every_code_a_node_takes_but_missing_in_order(seed):
+    """node_bins (a bitmap of four 64-bit words) against numpy's unique codes, over the whole
+    code range: codes at the words' edges (63, 64, 127, 128, 191, 192, 254), the missing code
+    255 in the last word's top bit, nodes of 1 to 60 rows."""
+    rng = np.random.default_rng(seed)
+    edges = np.array([0, 63, 64, 127, 128, 191, 192, 254, MISSING_BIN])
+    codes = np.concatenate([edges, rng.integers(0, 256, size=291)]).astype(np.uint8)[:, None]
+    rows = rng.permutation(300).astype(np.int32)
+    bins = np.zeros(N_BIN_SLOTS, dtype=np.int32)
+    for n_rows in (1, 2, 9, 60):
+        for start in range(0, 300 - n_rows, 37):
+            node = codes[rows[start:start + n_rows], 0]
+            expected = np.unique(node[node != MISSING_BIN])
+            n_occupied = node_bins(codes, rows, start, start + n_rows, 0, bins)
+            assert np.array_equal(bins[:n_occupied], expected)
+
+
 @pytest.mark.parametrize("n_stats", [2, 3])
 def test_drawn_histograms_equal_numpy_sums_in_row_order(n_stats):
     codes, stats, rows = _binned_node(0, n_stats)
