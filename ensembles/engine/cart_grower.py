@@ -25,6 +25,7 @@ from ensembles.engine import node_arrays
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
 from ensembles.engine.cart_histogram import (
+    SQUARED_ERROR_STATS,
     TWO_CLASS_STATS,
     build_drawn_histograms,
     clear_bins,
@@ -394,6 +395,9 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
     if n_stats == TWO_CLASS_STATS:
         _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
                        hist, TWO_CLASS_STATS)
+    elif n_stats == SQUARED_ERROR_STATS:
+        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
+                       hist, SQUARED_ERROR_STATS)
     else:
         _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
                        hist, n_stats)

@@ -14,7 +14,7 @@ from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.borrowing import borrowing
-from ensembles.engine.cart_histogram import TWO_CLASS_STATS
+from ensembles.engine.cart_histogram import SQUARED_ERROR_STATS, TWO_CLASS_STATS
 from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
@@ -34,6 +34,9 @@ def partition_node(codes, feature, threshold_bin, missing_left, bits, partition,
     if n_stats == TWO_CLASS_STATS:
         n_left = _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition,
                                  scratch, start, stop, stats, left_sums, TWO_CLASS_STATS)
+    elif n_stats == SQUARED_ERROR_STATS:
+        n_left = _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition,
+                                 scratch, start, stop, stats, left_sums, SQUARED_ERROR_STATS)
     else:
         n_left = _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition,
                                  scratch, start, stop, stats, left_sums, n_stats)
