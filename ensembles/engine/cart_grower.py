@@ -9,10 +9,10 @@ Features"). A feature constant in a node is constant in its descendants: each no
 of features known to be constant in it (`known_constant`, bits), and a drawn feature of that set
 counts as drawn without reading a row (scikit-learn's n_known_constants). The histograms of a
 batch of drawn features are built in one pass over the node's rows (cart_histogram); extra trees
-cut their numeric drawn features from the node's rows without a histogram
+cut their drawn features from the node's rows without a histogram
 (_offer_random_row_splits). A best threshold lies halfway between the node's occupied bins on
 either side (gap_midpoint), as CART's midpoint between values. A categorical feature is split
-into two sets of categories (categories: best_cart_set, random_cart_set). Nodes are then split
+into two sets of categories (categories: best_cart_set, random_category_set). Nodes are then split
 depth first, or, with max_leaves > 0, best first (largest gain).
 """
 
@@ -34,12 +34,14 @@ from ensembles.engine.cart_histogram import (
 )
 from ensembles.engine.cart_partition import partition_node
 from ensembles.engine.categories import (
+    SET_WORDS_64,
     add_to_set,
     best_cart_set,
     clear_set_scratch,
     empty_set_scratch,
     in_set,
-    random_cart_set,
+    random_category_set,
+    set_of_chosen,
 )
 from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
 from ensembles.engine.shuffle import shuffle_steps
@@ -59,6 +61,7 @@ PURE_IMPURITY = 1e-12
 SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from the rows' codes
 CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN = 0, 1, 2, 3  # rows of CartScratch.cut_bounds
 N_CUT_BOUNDS = 4
+OCCUPIED, CHOSEN = 0, 1  # CartScratch.cut_sets[k]: a set cut's categories, those going left
 
 
 class CartParams(NamedTuple):
@@ -121,7 +124,8 @@ class CartScratch(NamedTuple):
     """The scratch of one node's evaluation: the drawn features' histograms, the two sides'
     sums of a scan, the feature order, the drawn features a batch of histograms is built for
     and those extra trees cut from the rows, with each cut feature's smallest and largest code,
-    missing rows and threshold (CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN), the node's occupied
+    missing rows and threshold (CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN) or, for a categorical
+    one, its node's categories and those going left (OCCUPIED, CHOSEN), the node's occupied
     bins, the two-class scan's buffers and a set split's (categories.empty_set_scratch)."""
 
     hist: np.ndarray
@@ -131,6 +135,7 @@ class CartScratch(NamedTuple):
     drawn: np.ndarray
     cut_features: np.ndarray
     cut_bounds: np.ndarray
+    cut_sets: np.ndarray
     bins: np.ndarray
     scan: np.ndarray
     set_scratch: tuple
@@ -165,6 +170,7 @@ def cart_workspace(n_rows, n_features, n_stats, criterion, max_depth, max_leaves
                        np.empty(n_features, dtype=np.int32), np.empty(n_features, dtype=np.int32),
                        np.empty(n_features, dtype=np.int32),
                        np.empty((N_CUT_BOUNDS, n_features), dtype=np.int64),
+                       np.empty((n_features, 2, SET_WORDS_64), dtype=np.uint64),
                        np.empty(N_BIN_SLOTS, dtype=np.int32),
                        np.empty((8, N_BIN_SLOTS)),
                        empty_set_scratch(n_stats + 1 if categorical.any() else 1))
@@ -302,8 +308,11 @@ def _evaluate_node(node, data, partition, params, tree, work):
                 drawn[n_unknown] = f
                 n_unknown += 1
         n_drawn += n_batch
-        if n_cut > 0:
-            n_scored += _offer_random_row_splits(node, n_cut, data, partition, params, tree, work)
+        if random_splits:
+            if n_cut + n_unknown > 0:
+                n_scored += _offer_random_row_splits(node, n_cut, n_unknown, data, partition,
+                                                     params, tree, work)
+            continue
         if n_unknown == 0:
             continue
         build_drawn_histograms(codes, partition, start, stop, stats, drawn, np.int64(0), n_unknown,
@@ -318,14 +327,9 @@ def _evaluate_node(node, data, partition, params, tree, work):
                 add_to_set(known_constant, f)
             elif categorical[f]:
                 set_bits = set_scratch[3]
-                if random_splits:
-                    set_gain, set_missing_left = random_cart_set(
-                        hist[k], bins, n_occupied, sums, criterion, min_samples_leaf,
-                        min_child_weight, left, right, set_bits)
-                else:
-                    set_gain, set_missing_left = best_cart_set(
-                        hist[k], n_bins[f], sums, criterion, min_samples_leaf, min_child_weight,
-                        left, right, set_scratch, set_bits)
+                set_gain, set_missing_left = best_cart_set(
+                    hist[k], n_bins[f], sums, criterion, min_samples_leaf, min_child_weight,
+                    left, right, set_scratch, set_bits)
                 node_arrays.offer_set_split(node, set_gain, f, set_missing_left, set_bits,
                                             tree.open_nodes, tree.category_bits)
                 n_scored += 1
@@ -340,28 +344,64 @@ def _evaluate_node(node, data, partition, params, tree, work):
 
 
 @borrowing
-def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
-    """Extra trees' splits of the numeric features work.cut_features[:n_cut], read from the
-    node's rows without a histogram (as scikit-learn's random splitter): each feature's smallest
-    and largest code in the node, a threshold drawn uniformly between their values (Geurts et
-    al. 2006; Straka, "Extra Trees"), "x <= u" going left: the split is "code <= b" for the
-    largest b with bin_upper_values[b] <= u; the left side and the missing rows summed over the
-    rows, the missing rows sent to the better side (splitting.best_missing_side), or, without
-    any, NaN later following the larger side. Two passes over the node's rows for all the
-    features (a row's codes are adjacent), the thresholds drawn in between in the features'
-    order. A feature constant in the node joins its known constants. Returns how many features
-    were not constant (they count as scored; one value and missing rows: scored, no split)."""
-    codes, stats, criterion = data.codes, data.stats, params.criterion
+def _offer_random_row_splits(node, n_cut, n_sets, data, partition, params, tree, work):
+    """Extra trees' splits of the drawn numeric features work.cut_features[:n_cut] and
+    categorical ones work.drawn[:n_sets], read from the node's rows without a histogram (as
+    scikit-learn's random splitter). A numeric feature: its smallest and largest code in the
+    node, a threshold drawn uniformly between their values (Geurts et al. 2006; Straka,
+    "Extra Trees"), "x <= u" going left: the split is "code <= b" for the largest b with
+    bin_upper_values[b] <= u. A categorical one: the categories the node takes, a random set of
+    them going left (categories.random_category_set). The left sides and the missing rows are
+    summed over the rows, the missing rows sent to the better side (splitting's
+    best_missing_side), or, without any, later with the larger side. Two passes over the
+    node's rows for all the features (a row's codes are adjacent), the draws in between, the
+    numeric features' first, each kind in its order. A feature constant in the node joins its
+    known constants. Returns how many features were not constant (they count as scored; one
+    value and missing rows: scored, no split)."""
+    codes, stats = data.codes, data.stats
     start, stop = tree.nodes.node_start[node], tree.nodes.node_stop[node]
-    sums = tree.node_sums[node]
-    n_stats = stats.shape[1]
-    features, hist = work.cut_features, work.hist
+    features, sets, n_missing = work.cut_features, work.cut_sets, work.cut_bounds[CUT_MISSING]
+    for j in range(n_sets):  # the categorical features after the numeric ones
+        features[n_cut + j] = work.drawn[j]
+    _read_node_values(codes, partition, start, stop, features, n_cut, n_cut + n_sets, work)
+    n_scored, n_thresholds = _draw_thresholds(node, n_cut, data.bin_upper_values, tree, work)
+    n_split = n_thresholds  # the features with a cut, moved to the front in their order
+    for k in range(n_cut, n_cut + n_sets):
+        has_missing = sets[k, OCCUPIED, 3] >> np.uint64(MISSING_BIN & 63) != 0
+        sets[k, OCCUPIED, 3] &= ~(np.uint64(1) << np.uint64(MISSING_BIN & 63))
+        m = random_category_set(sets[k, OCCUPIED], work.bins, sets[k, CHOSEN])
+        if m + np.int64(has_missing) <= 1:
+            add_to_set(tree.known_constant[node], features[k])
+            continue
+        n_scored += 1
+        if m < 2:
+            continue
+        features[n_split] = features[k]
+        n_missing[n_split] = np.int64(has_missing)
+        for word in range(SET_WORDS_64):
+            sets[n_split, OCCUPIED, word] = sets[k, OCCUPIED, word]
+            sets[n_split, CHOSEN, word] = sets[k, CHOSEN, word]
+        n_split += 1
+    _sum_cut_sides(codes, partition, start, stop, stats, n_thresholds, n_split, work)
+    _offer_cut_sides(node, n_thresholds, n_split, params, tree, work)
+    return n_scored
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _read_node_values(codes, partition, start, stop, features, n_cut, n_slots, work):
+    """The first pass over the node's rows: for the numeric features features[:n_cut] their
+    smallest and largest code and their missing rows (work.cut_bounds' CUT_LOW, CUT_HIGH,
+    CUT_MISSING), for the categorical ones features[n_cut:n_slots] the codes they take, bits
+    of work.cut_sets[k, OCCUPIED] (random_category_set's layout, the missing bin included)."""
     low, high = work.cut_bounds[CUT_LOW], work.cut_bounds[CUT_HIGH]
-    n_missing, threshold_bin = work.cut_bounds[CUT_MISSING], work.cut_bounds[CUT_BIN]
+    n_missing, sets = work.cut_bounds[CUT_MISSING], work.cut_sets
     for k in range(n_cut):
         low[k] = MISSING_BIN
         high[k] = -1
         n_missing[k] = 0
+    for k in range(n_cut, n_slots):
+        for word in range(SET_WORDS_64):
+            sets[k, OCCUPIED, word] = 0
     for position in range(start, stop):  # unsigned indices: numba wraps negative ones
         row = np.uint64(partition[position])
         for k in range(n_cut):
@@ -371,8 +411,22 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
             else:
                 low[k] = min(low[k], code)
                 high[k] = max(high[k], code)
+        for k in range(np.uint64(n_cut), np.uint64(n_slots)):
+            code = np.uint64(codes[row, np.uint64(features[k])])
+            sets[k, OCCUPIED, code >> np.uint64(6)] |= np.uint64(1) << (code & np.uint64(63))
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _draw_thresholds(node, n_cut, bin_upper_values, tree, work):
+    """Each numeric cut feature's threshold, drawn uniformly between its smallest and largest
+    value in the node (_offer_random_row_splits), as the code bin work.cut_bounds[CUT_BIN];
+    the features with one are moved to the front of work.cut_features, in their order.
+    Returns (the features not constant, those with a threshold)."""
+    features = work.cut_features
+    low, high = work.cut_bounds[CUT_LOW], work.cut_bounds[CUT_HIGH]
+    n_missing, threshold_bin = work.cut_bounds[CUT_MISSING], work.cut_bounds[CUT_BIN]
     n_scored = 0
-    n_split = 0  # the features with a threshold, moved to the front in their order
+    n_split = 0
     for k in range(n_cut):
         if high[k] < 0 or (low[k] == high[k] and n_missing[k] == 0):
             add_to_set(tree.known_constant[node], features[k])
@@ -380,7 +434,7 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
         n_scored += 1
         if low[k] == high[k]:
             continue
-        upper = data.bin_upper_values[features[k]]
+        upper = bin_upper_values[features[k]]
         draw = upper[low[k]] + np.random.random() * (upper[high[k]] - upper[low[k]])
         # the largest b with upper[b] <= draw, as a max (vectorized) over unsigned b (loads
         # without numba's wraparound of negative indices, which made them gathers)
@@ -392,20 +446,42 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
         n_missing[n_split] = n_missing[k]
         threshold_bin[n_split] = np.int64(cut)
         n_split += 1
+    return n_scored, n_split
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _sum_cut_sides(codes, partition, start, stop, stats, n_thresholds, n_split, work):
+    """The second pass: work.hist[k, 0] = the left side's sums of cut k < n_split (a threshold
+    below n_thresholds, a set after), work.hist[k, MISSING_BIN] its missing rows' sums."""
+    features, threshold_bin, sets, hist = (work.cut_features, work.cut_bounds[CUT_BIN],
+                                           work.cut_sets, work.hist)
+    n_stats = stats.shape[1]
     if n_stats == TWO_CLASS_STATS:
-        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
-                       hist, TWO_CLASS_STATS)
+        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
+                       n_thresholds, n_split, hist, TWO_CLASS_STATS)
     elif n_stats == SQUARED_ERROR_STATS:
-        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
-                       hist, SQUARED_ERROR_STATS)
+        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
+                       n_thresholds, n_split, hist, SQUARED_ERROR_STATS)
     else:
-        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split,
-                       hist, n_stats)
+        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
+                       n_thresholds, n_split, hist, n_stats)
+    n_missing = work.cut_bounds[CUT_MISSING]
     for k in range(n_split):
         for position in range(start, stop if n_missing[k] > 0 else start):
             row = partition[position]
             if codes[row, features[k]] == MISSING_BIN:
                 _add_row(stats[row], hist[k, MISSING_BIN])
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _offer_cut_sides(node, n_thresholds, n_split, params, tree, work):
+    """Offer the node each cut k < n_split (a threshold below n_thresholds, a set after) with
+    its gain from the sides' sums (_sum_cut_sides), the missing rows on the better side, or,
+    without any, on the larger; the sums' slots are zeroed after."""
+    criterion, sums, hist = params.criterion, tree.node_sums[node], work.hist
+    features, threshold_bin, sets = work.cut_features, work.cut_bounds[CUT_BIN], work.cut_sets
+    n_missing = work.cut_bounds[CUT_MISSING]
+    n_stats = sums.shape[0] - 1
     parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
     for k in range(n_split):
         left = hist[k, 0]
@@ -419,29 +495,46 @@ def _offer_random_row_splits(node, n_cut, data, partition, params, tree, work):
                 params.min_child_weight, left, work.right)
         if n_missing[k] == 0:
             missing_left = left[n_stats] >= sums[n_stats] - left[n_stats]  # _larger_side_is_left
-        node_arrays.offer_split(node, gain, features[k], threshold_bin[k], missing_left,
-                                tree.open_nodes)
+        if k < n_thresholds:
+            node_arrays.offer_split(node, gain, features[k], threshold_bin[k], missing_left,
+                                    tree.open_nodes)
+        else:
+            set_bits = work.set_scratch[3]
+            set_of_chosen(sets[k, OCCUPIED], sets[k, CHOSEN], missing_left, set_bits)
+            node_arrays.offer_set_split(node, gain, features[k], missing_left, set_bits,
+                                        tree.open_nodes, tree.category_bits)
         for channel in range(n_stats + 1):
             left[channel] = 0.0
             hist[k, MISSING_BIN, channel] = 0.0
-    return n_scored
 
 
 @njit(inline="always", nogil=True, _nrt=False)
-def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, n_split, hist,
-                   n_stats):
-    """hist[k, 0] += (the statistics, 1) of the rows partition[start:stop] with code <=
-    threshold_bin[k] in column features[k], k < n_split (the left side of each cut, in slot
-    k's bin 0). Inlined, so that a constant n_stats unrolls the channels: a loop over them
-    for every row and feature cost its vector loop's set-up each time."""
+def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
+                   n_thresholds, n_split, hist, n_stats):
+    """hist[k, 0] += (the statistics, 1) of the rows partition[start:stop] going left at cut
+    k < n_split: code <= threshold_bin[k] in column features[k] for k < n_thresholds, the code
+    in the set sets[k, CHOSEN] after (in slot k's bin 0). Inlined, so that a constant n_stats
+    unrolls the channels: a loop over them for every row and feature cost its vector loop's
+    set-up each time."""
     for position in range(start, stop):
         row = np.uint64(partition[position])  # unsigned indices: numba wraps negative ones
-        for k in range(np.uint64(n_split)):
+        for k in range(np.uint64(n_thresholds)):
             # no branch: a row's side is a coin flip to predict; MISSING_BIN is above every cut
             goes_left = 1.0 if codes[row, np.uint64(features[k])] <= threshold_bin[k] else 0.0
-            for channel in range(n_stats):
-                hist[k, np.uint64(0), channel] += goes_left * stats[row, channel]
-            hist[k, np.uint64(0), n_stats] += goes_left
+            _add_to_left(hist, k, stats, row, goes_left, n_stats)
+        for k in range(np.uint64(n_thresholds), np.uint64(n_split)):
+            code = np.uint64(codes[row, np.uint64(features[k])])  # MISSING_BIN is in no set
+            goes_left = np.float64((sets[k, CHOSEN, code >> np.uint64(6)]
+                                    >> (code & np.uint64(63))) & np.uint64(1))
+            _add_to_left(hist, k, stats, row, goes_left, n_stats)
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _add_to_left(hist, k, stats, row, goes_left, n_stats):
+    """hist[k, 0] += goes_left * (stats[row], 1): one row's share of a cut's left side."""
+    for channel in range(n_stats):
+        hist[k, np.uint64(0), channel] += goes_left * stats[row, channel]
+    hist[k, np.uint64(0), n_stats] += goes_left
 
 
 @borrowing

@@ -40,7 +40,7 @@ from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
-from ensembles.engine.cart_histogram import TWO_CLASS_STATS, occupied_bins
+from ensembles.engine.cart_histogram import list_set_bits, occupied_bins
 from ensembles.engine.histogram import (
     COUNT_CHANNEL,
     GRADIENT_CHANNEL,
@@ -51,15 +51,14 @@ from ensembles.engine.merge_sort import sort_by_key
 from ensembles.engine.shuffle import shuffle_steps
 from ensembles.engine.splitting import (
     NEWTON,
-    best_missing_side,
     best_newton_threshold,
     best_threshold,
     node_score,
-    two_class_missing_side,
 )
 
 CATEGORY_SET = np.int64(-1)  # threshold_bin of a split on a set of categories
 SET_WORDS = N_BIN_SLOTS // 32
+SET_WORDS_64 = N_BIN_SLOTS // 64  # a set as 64-bit words (random_category_set)
 ONE_VS_REST_BINS = np.int64(2)  # the category's row and an empty one (_best_one_vs_rest)
 
 
@@ -276,34 +275,36 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
 
 
 @borrowing
-def random_cart_set(hist, categories, m, sums, criterion, min_samples_leaf, min_child_weight,
-                    left, right, best_bits):
-    """Extra trees: a uniformly random set of the node's m categories categories[:m] (its
-    occupied bins, which it reorders) left, the set's size uniform in 1..m - 1 and its members
-    the first of a random order (shuffle_steps); missing values on the better side. Returns
-    (gain, missing_left), the set in best_bits; -inf when the node has fewer than two
-    categories."""
-    n_stats = sums.shape[0] - 1
+def random_category_set(occupied, categories, chosen):
+    """Extra trees: a uniformly random set of a node's m categories, the set bits of
+    `occupied` (SET_WORDS_64 words; the missing bin's bit clear), put in `chosen` (the same
+    layout): its size uniform in 1..m - 1, its members the first of a random order
+    (shuffle_steps) of the categories listed in increasing order in `categories` (scratch).
+    Returns m; with m < 2 no set is drawn."""
+    m = np.int64(0)
+    for word in range(SET_WORDS_64):
+        m = list_set_bits(occupied[word], np.int64(64 * word), categories, m)
     if m < 2:
-        return -np.inf, False
+        return m
     n_left = 1 + np.random.randint(m - 1)
     shuffle_steps(categories[:m], np.int64(0), n_left)
-    for channel in range(left.shape[0]):
-        left[channel] = 0.0
-        for i in range(n_left):
-            left[channel] += hist[categories[i], channel]
-    parent_score = node_score(sums, n_stats, criterion, 0.0, 0.0)
-    if n_stats == TWO_CLASS_STATS and criterion != NEWTON:
-        gain, missing_left = two_class_missing_side(left, hist[MISSING_BIN], sums, parent_score,
-                                                    criterion, min_samples_leaf,
-                                                    min_child_weight)
-    else:
-        gain, missing_left = best_missing_side(hist, sums, parent_score, criterion, 0.0, 0.0,
-                                               min_samples_leaf, min_child_weight, left, right)
-    if hist[MISSING_BIN, n_stats] == 0.0:
-        missing_left = 2.0 * left[n_stats] >= sums[n_stats]
-    _set_of_prefix(categories, m, n_left, missing_left, best_bits)
-    return gain, missing_left
+    for word in range(SET_WORDS_64):
+        chosen[word] = 0
+    for i in range(n_left):
+        category = np.uint64(categories[i])
+        chosen[category >> np.uint64(6)] |= np.uint64(1) << (category & np.uint64(63))
+    return m
+
+
+@borrowing
+def set_of_chosen(occupied, chosen, missing_left, bits):
+    """bits (in_set's layout) = the categories of `chosen` (random_category_set's layout) and,
+    when missing_left, the missing bin and every category not in `occupied` (the module's
+    rule: absent categories follow the missing values)."""
+    for word in range(SET_WORDS_64):
+        left = ~(occupied[word] & ~chosen[word]) if missing_left else chosen[word]
+        bits[2 * word] = np.uint32(left & np.uint64(0xFFFFFFFF))
+        bits[2 * word + 1] = np.uint32(left >> np.uint64(32))
 
 
 @borrowing

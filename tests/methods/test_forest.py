@@ -140,6 +140,38 @@ def test_extra_trees_send_missing_rows_to_the_better_side_and_nan_to_the_larger_
                 assert tree.missing_left[0] == (goes_left.sum() >= (~goes_left).sum())
 
 
+def test_extra_trees_random_sets_send_missing_rows_and_unseen_categories_to_the_better_side():
+    """A categorical feature's random set is summed from the node's rows as a cut is: with
+    missing values in training they go to the side of the lower children's Gini (left only
+    when strictly lower), without, NaN follows the child of more rows; a category unseen in
+    training goes with them, and each leaf predicts its rows' class share. Checked on 60
+    stumps on six categories against numpy."""
+    rng = np.random.default_rng(4)
+    category = rng.integers(0, 6, 400).astype(float)
+    y = (np.isin(category, [1, 4]) ^ (rng.uniform(size=400) < 0.2)).astype(int)
+    with_missing = category.copy()
+    with_missing[rng.uniform(size=400) < 0.15] = np.nan
+    for seed in range(60):
+        for column in (with_missing, category):
+            model = ExtraTreesClassifier(n_estimators=1, max_depth=1, categorical_features=[0],
+                                         random_state=seed).fit(column[:, None], y)
+            [tree] = model.estimators_
+            bits = np.unpackbits(tree.category_bits[0].view(np.uint8), bitorder="little")
+            goes_left = np.isin(column, np.flatnonzero(bits[:6]))
+            missing = np.isnan(column)
+            if missing.any():
+                right_side = children_gini(y[goes_left], y[~goes_left])
+                left_side = children_gini(y[goes_left | missing], y[~goes_left & ~missing])
+                assert tree.missing_left[0] == (left_side < right_side)
+            else:
+                assert tree.missing_left[0] == (goes_left.sum() >= (~goes_left).sum())
+            assert bits[6] == tree.missing_left[0]
+            sent_left = goes_left | (missing & tree.missing_left[0])
+            probabilities = model.predict_proba(column[:, None])[:, 1]
+            assert probabilities[sent_left] == pytest.approx(y[sent_left].mean())
+            assert probabilities[~sent_left] == pytest.approx(y[~sent_left].mean())
+
+
 def heavy_tailed_target(n: int = 2500) -> tuple[np.ndarray, np.ndarray]:
     """y = exp(x0) + x1 * t(1.5): a skewed signal times Student-t noise without a variance."""
     rng = np.random.RandomState(1)
