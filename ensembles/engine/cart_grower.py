@@ -44,7 +44,7 @@ from ensembles.engine.categories import (
     set_of_chosen,
 )
 from ensembles.engine.histogram import HISTOGRAM_BINS, sum_node_stats
-from ensembles.engine.shuffle import shuffle_steps
+from ensembles.engine.random_draws import DRAW_STATE_WORDS, seed_draws, shuffle_steps, uniform
 from ensembles.engine.splitting import (
     GINI,
     NEWTON,
@@ -126,7 +126,8 @@ class CartScratch(NamedTuple):
     and those extra trees cut from the rows, with each cut feature's smallest and largest code,
     missing rows and threshold (CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN) or, for a categorical
     one, its node's categories and those going left (OCCUPIED, CHOSEN), the node's occupied
-    bins, the two-class scan's buffers and a set split's (categories.empty_set_scratch)."""
+    bins, the two-class scan's buffers, a set split's (categories.empty_set_scratch) and the
+    tree's random draws' state (random_draws)."""
 
     hist: np.ndarray
     left: np.ndarray
@@ -139,6 +140,7 @@ class CartScratch(NamedTuple):
     bins: np.ndarray
     scan: np.ndarray
     set_scratch: tuple
+    draw_state: np.ndarray
 
 
 class CartWorkspace(NamedTuple):
@@ -173,7 +175,8 @@ def cart_workspace(n_rows, n_features, n_stats, criterion, max_depth, max_leaves
                        np.empty((n_features, 2, SET_WORDS_64), dtype=np.uint64),
                        np.empty(N_BIN_SLOTS, dtype=np.int32),
                        np.empty((8, N_BIN_SLOTS)),
-                       empty_set_scratch(n_stats + 1 if categorical.any() else 1))
+                       empty_set_scratch(n_stats + 1 if categorical.any() else 1),
+                       np.empty(DRAW_STATE_WORDS, dtype=np.uint64))
     return CartWorkspace(tree, np.empty(n_rows, dtype=np.int32),
                          np.empty(n_rows, dtype=np.int32), work)
 
@@ -191,8 +194,8 @@ def grow_cart_tree(data, rows, params, seed, workspace):
     random_splits: one random threshold per feature (extra trees); data.categorical: bool per
     feature, True for a feature split on sets of categories.
     """
-    np.random.seed(seed)
     tree, work = workspace.tree, workspace.work
+    seed_draws(work.draw_state, seed)
     n_rows = rows.shape[0]
     capacity = 2 * node_arrays.max_leaf_count(n_rows, params.max_depth,
                                               params.max_leaves) - 1
@@ -294,7 +297,7 @@ def _evaluate_node(node, data, partition, params, tree, work):
     while n_drawn < n_features and (n_drawn < max_features or n_scored == 0):
         n_batch = max_features - n_drawn if n_drawn < max_features else 1
         n_batch = min(n_batch, n_features - n_drawn)
-        shuffle_steps(feature_order, n_drawn, n_drawn + n_batch)
+        shuffle_steps(feature_order, n_drawn, n_drawn + n_batch, work.draw_state)
         n_unknown = np.int64(0)  # typed: a literal 0 is another signature of the kernels
         n_cut = np.int64(0)
         for k in range(n_drawn, n_drawn + n_batch):
@@ -369,7 +372,8 @@ def _offer_random_row_splits(node, n_cut, n_sets, data, partition, params, tree,
     for k in range(n_cut, n_cut + n_sets):
         has_missing = sets[k, OCCUPIED, 3] >> np.uint64(MISSING_BIN & 63) != 0
         sets[k, OCCUPIED, 3] &= ~(np.uint64(1) << np.uint64(MISSING_BIN & 63))
-        m = random_category_set(sets[k, OCCUPIED], work.bins, sets[k, CHOSEN])
+        m = random_category_set(sets[k, OCCUPIED], work.bins, sets[k, CHOSEN],
+                                work.draw_state)
         if m + np.int64(has_missing) <= 1:
             add_to_set(tree.known_constant[node], features[k])
             continue
@@ -435,7 +439,7 @@ def _draw_thresholds(node, n_cut, bin_upper_values, tree, work):
         if low[k] == high[k]:
             continue
         upper = bin_upper_values[features[k]]
-        draw = upper[low[k]] + np.random.random() * (upper[high[k]] - upper[low[k]])
+        draw = upper[low[k]] + uniform(work.draw_state) * (upper[high[k]] - upper[low[k]])
         # the largest b with upper[b] <= draw, as a max (vectorized) over unsigned b (loads
         # without numba's wraparound of negative indices, which made them gathers)
         lowest = np.uint64(low[k])

@@ -48,7 +48,7 @@ from ensembles.engine.histogram import (
     HESSIAN_CHANNEL,
 )
 from ensembles.engine.merge_sort import sort_by_key
-from ensembles.engine.shuffle import shuffle_steps
+from ensembles.engine.random_draws import below, shuffle_steps
 from ensembles.engine.splitting import (
     NEWTON,
     best_newton_threshold,
@@ -275,19 +275,19 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
 
 
 @borrowing
-def random_category_set(occupied, categories, chosen):
+def random_category_set(occupied, categories, chosen, state):
     """Extra trees: a uniformly random set of a node's m categories, the set bits of
     `occupied` (SET_WORDS_64 words; the missing bin's bit clear), put in `chosen` (the same
     layout): its size uniform in 1..m - 1, its members the first of a random order
     (shuffle_steps) of the categories listed in increasing order in `categories` (scratch).
-    Returns m; with m < 2 no set is drawn."""
+    state: the grower's random_draws state. Returns m; with m < 2 no set is drawn."""
     m = np.int64(0)
     for word in range(SET_WORDS_64):
         m = list_set_bits(occupied[word], np.int64(64 * word), categories, m)
     if m < 2:
         return m
-    n_left = 1 + np.random.randint(m - 1)
-    shuffle_steps(categories[:m], np.int64(0), n_left)
+    n_left = 1 + below(state, m - 1)
+    shuffle_steps(categories[:m], np.int64(0), n_left, state)
     for word in range(SET_WORDS_64):
         chosen[word] = 0
     for i in range(n_left):

@@ -57,7 +57,7 @@ from ensembles.engine.histogram import (
     sum_node_stats,
 )
 from ensembles.engine.partition import goes_left, partition_batch
-from ensembles.engine.shuffle import shuffle_steps
+from ensembles.engine.random_draws import DRAW_STATE_WORDS, seed_draws, shuffle_steps
 from ensembles.engine.splitting import (
     NEWTON,
     best_newton_threshold,
@@ -155,7 +155,8 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     not partition its rows: its children's node_start is -1, and its own rows are routed by
     its split (tree.Tree.add_by_partition).
     """
-    np.random.seed(seed)
+    draw_state = np.empty(DRAW_STATE_WORDS, dtype=np.uint64)
+    seed_draws(draw_state, seed)
     grow_policy, max_depth, max_leaves, min_samples_leaf, min_split_gain = (
         params.grow_policy, params.max_depth, params.max_leaves, params.min_samples_leaf,
         params.min_split_gain)
@@ -214,7 +215,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
         n_first = n_bins[features[0]]
         _left_sums(pool[node_slot[0], 0], n_first, np.int32(n_first - 1), np.bool_(True),
                    category_bits[0], node_sums[0])
-        _draw_features(usable[0], node_feature_fraction, feature_order)
+        _draw_features(usable[0], node_feature_fraction, feature_order, draw_state)
         _find_best_split(pool[node_slot[0]], n_bins, categorical, features, node_sums[0],
                          params, category_regularization, usable[0], node_arrays.ROOT,
                          open_nodes, category_bits, scratch)
@@ -250,7 +251,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction,
-                               feature_order)
+                               feature_order, draw_state)
             source = NodeSource(columns, stats, partition, node_start, node_stop, pool, node_slot)
             if _scans_serially(children, nodes, n_used):
                 for child in children:
@@ -430,14 +431,14 @@ def _next_open_node(open_nodes, n_nodes, grow_policy, cursor):
 
 
 @borrowing
-def _draw_features(usable, node_feature_fraction, feature_order):
+def _draw_features(usable, node_feature_fraction, feature_order, draw_state):
     """colsample_bynode: mark a random int(fraction * n_used) (at least 1) of the tree's
     features usable at a node, every subset of that size equally likely (the first of a
     uniformly random order: shuffle_steps on feature_order, a permutation of 0..n_used - 1
     that the tree's draws share); all of them when the fraction is 1."""
     if node_feature_fraction < 1.0:
         n_draw = max(1, int(node_feature_fraction * usable.shape[0]))
-        shuffle_steps(feature_order, np.int64(0), np.int64(n_draw))
+        shuffle_steps(feature_order, np.int64(0), np.int64(n_draw), draw_state)
         for k in range(usable.shape[0]):
             usable[k] = False
         for k in range(n_draw):
