@@ -62,6 +62,7 @@ SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from th
 CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN = 0, 1, 2, 3  # rows of CartScratch.cut_bounds
 N_CUT_BOUNDS = 4
 OCCUPIED, CHOSEN = 0, 1  # CartScratch.cut_sets[k]: a set cut's categories, those going left
+MISSING_WORD, MISSING_BIT = MISSING_BIN >> 6, np.uint64(1) << np.uint64(MISSING_BIN & 63)
 
 
 class CartParams(NamedTuple):
@@ -370,8 +371,8 @@ def _offer_random_row_splits(node, n_cut, n_sets, data, partition, params, tree,
     n_scored, n_thresholds = _draw_thresholds(node, n_cut, data.bin_upper_values, tree, work)
     n_split = n_thresholds  # the features with a cut, moved to the front in their order
     for k in range(n_cut, n_cut + n_sets):
-        has_missing = sets[k, OCCUPIED, 3] >> np.uint64(MISSING_BIN & 63) != 0
-        sets[k, OCCUPIED, 3] &= ~(np.uint64(1) << np.uint64(MISSING_BIN & 63))
+        has_missing = sets[k, OCCUPIED, MISSING_WORD] & MISSING_BIT != 0
+        sets[k, OCCUPIED, MISSING_WORD] &= ~MISSING_BIT
         m = random_category_set(sets[k, OCCUPIED], work.bins, sets[k, CHOSEN],
                                 work.draw_state)
         if m + np.int64(has_missing) <= 1:
