@@ -117,6 +117,16 @@ def children_gini(y_left: np.ndarray, y_right: np.ndarray) -> float:
                for side in (y_left, y_right) if len(side))  # fmt: skip
 
 
+def missing_goes_left(y, goes_left, missing) -> bool:
+    """Where a stump should send the missing rows: with some, to the side of the lower
+    children's Gini (left only when strictly lower); without, to the side of more rows."""
+    if not missing.any():
+        return goes_left.sum() >= (~goes_left).sum()
+    right_side = children_gini(y[goes_left], y[~goes_left])
+    left_side = children_gini(y[goes_left | missing], y[~goes_left & ~missing])
+    return left_side < right_side
+
+
 def test_extra_trees_send_missing_rows_to_the_better_side_and_nan_to_the_larger_one():
     """With missing values in training, a random cut sends them to the side of the lower
     children's Gini (left only when strictly lower); without, NaN later follows the child of
@@ -132,12 +142,7 @@ def test_extra_trees_send_missing_rows_to_the_better_side_and_nan_to_the_larger_
                 column[:, None], y).estimators_
             goes_left = column <= tree.threshold[0]
             missing = np.isnan(column)
-            if missing.any():
-                right_side = children_gini(y[goes_left], y[~goes_left])
-                left_side = children_gini(y[goes_left | missing], y[~goes_left & ~missing])
-                assert tree.missing_left[0] == (left_side < right_side)
-            else:
-                assert tree.missing_left[0] == (goes_left.sum() >= (~goes_left).sum())
+            assert tree.missing_left[0] == missing_goes_left(y, goes_left, missing)
 
 
 def test_extra_trees_random_sets_send_missing_rows_and_unseen_categories_to_the_better_side():
@@ -159,12 +164,7 @@ def test_extra_trees_random_sets_send_missing_rows_and_unseen_categories_to_the_
             bits = np.unpackbits(tree.category_bits[0].view(np.uint8), bitorder="little")
             goes_left = np.isin(column, np.flatnonzero(bits[:6]))
             missing = np.isnan(column)
-            if missing.any():
-                right_side = children_gini(y[goes_left], y[~goes_left])
-                left_side = children_gini(y[goes_left | missing], y[~goes_left & ~missing])
-                assert tree.missing_left[0] == (left_side < right_side)
-            else:
-                assert tree.missing_left[0] == (goes_left.sum() >= (~goes_left).sum())
+            assert tree.missing_left[0] == missing_goes_left(y, goes_left, missing)
             assert bits[6] == tree.missing_left[0]
             sent_left = goes_left | (missing & tree.missing_left[0])
             probabilities = model.predict_proba(column[:, None])[:, 1]
