@@ -254,11 +254,9 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                                feature_order, draw_state)
             source = NodeSource(columns, stats, partition, node_start, node_stop, pool, node_slot)
             if _scans_serially(children, nodes, n_used):
-                for child in children:
-                    _scan_node(child, source, n_bins, categorical, features, node_sums[child],
-                               params, category_regularization,
-                               usable[min(child, usable.shape[0] - 1)], open_nodes,
-                               category_bits, scratch)
+                _scan_children_serially(children, source, n_bins, categorical, features,
+                                        node_sums, params, category_regularization, usable,
+                                        open_nodes, category_bits, scratch)
             else:
                 _scan_children(children, source, n_bins, categorical, features, node_sums,
                                params, category_regularization, usable, open_nodes,
@@ -646,6 +644,19 @@ def _scans_serially(children, nodes, n_used):
     for child in children:
         work += min(nodes.node_stop[child] - nodes.node_start[child], N_BIN_SLOTS) * n_used
     return work < SERIAL_SCAN_BINS
+
+
+@borrowing
+def _scan_children_serially(children, source, n_bins, categorical, features, node_sums,
+                            params, category_regularization, usable, open_nodes,
+                            category_bits, scratch):
+    """_scan_node of every child on the calling thread. A borrowing kernel: inlined into
+    the grower, the node's arrays read from its records cost about 50 reference-count calls
+    a child (counted with gdb), 7% of `gbt_2k`'s time (perf)."""
+    for child in children:
+        _scan_node(child, source, n_bins, categorical, features, node_sums[child], params,
+                   category_regularization, usable[min(child, usable.shape[0] - 1)],
+                   open_nodes, category_bits, scratch)
 
 
 @njit(cache=True, parallel=True)

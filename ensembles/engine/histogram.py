@@ -181,6 +181,16 @@ def build_node_histograms(codes, rows, stats, features, n_bins, nodes, node_star
         _parallel_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
                                   node_stop, node_slot, pool, chunk_pool, sibling_slot)
         return
+    _serial_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start, node_stop,
+                            node_slot, pool, sibling_slot)
+
+
+@borrowing
+def _serial_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
+                            node_stop, node_slot, pool, sibling_slot):
+    """build_node_histograms node after node on the calling thread (borrowing: its views of
+    the slots cost no reference counts, four calls a feature where the caller made them)."""
+    n_used = features.shape[0]
     for t in range(nodes.shape[0]):
         hist = pool[node_slot[nodes[t]]]
         build_gradient_histograms(codes, rows, np.int64(node_start[nodes[t]]),
