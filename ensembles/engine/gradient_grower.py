@@ -651,8 +651,8 @@ def _scan_children_serially(children, source, n_bins, categorical, features, nod
                             params, category_regularization, usable, open_nodes,
                             category_bits, scratch):
     """_scan_node of every child on the calling thread. A borrowing kernel: inlined into
-    the grower, the node's arrays read from its records cost about 50 reference-count calls
-    a child (counted with gdb), 7% of `gbt_2k`'s time (perf)."""
+    the grower, the arrays _scan_node reads from its records cost 54 reference-count calls a
+    child (counted with gdb); without them `gbt_2k` fits in 0.95x the time."""
     for child in children:
         _scan_node(child, source, n_bins, categorical, features, node_sums[child], params,
                    category_regularization, usable[min(child, usable.shape[0] - 1)],
