@@ -15,7 +15,6 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 from sklearn.base import BaseEstimator
-from threadpoolctl import threadpool_limits
 
 from ensembles import warm
 from experiments.bias_variance import evaluate_bias_variance
@@ -34,6 +33,7 @@ from experiments.engines import (
     build_estimator,
     check_takes_missing_values,
     inhouse_class_name,
+    openmp_threads,
 )
 from experiments.evaluation import cap_training_rows, evaluate, primary_metric, splits
 from experiments.memory import available_mb, peak_rss_mb, reset_peak_rss
@@ -135,9 +135,7 @@ def run_and_log(cfg: DictConfig, experiment_id: str, key: str, claim: str | None
             if cap is not None:
                 tracking.tag_row_cap(cap)
                 folds = cap_training_rows(folds, cap, cfg.seed)
-            # OpenMP code without an n_jobs (HistGradientBoosting) gets engine.n_jobs threads too
-            threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None  # -1: every core
-            with threadpool_limits(limits=threads, user_api="openmp"):
+            with openmp_threads(cfg):
                 if cfg.eval.kind is EvalKind.bias_variance:
                     scores, decomposition = evaluate_bias_variance(
                         estimator, task, X, y, next(folds), cfg.eval.n_bootstrap, cfg.seed

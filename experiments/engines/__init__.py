@@ -20,9 +20,10 @@ from experiments.engines.mapping import (
     build_estimator,
     check_takes_missing_values,
     inhouse_class_name,
+    openmp_threads,
     with_task_defaults,
 )
 from experiments.engines.spec import Built, SkippedJob
 
 __all__ = ["Built", "SkippedJob", "build", "build_estimator", "check_takes_missing_values",
-           "inhouse_class_name", "with_task_defaults"]
+           "inhouse_class_name", "openmp_threads", "with_task_defaults"]

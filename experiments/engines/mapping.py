@@ -2,10 +2,13 @@
 (engines.catalog) names for the engine, after its losses per task, or the declaration's reason
 why the engine has none."""
 
+from contextlib import contextmanager
+
 import numpy as np
 from omegaconf import DictConfig
 from sklearn.base import BaseEstimator
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from threadpoolctl import threadpool_limits
 
 from experiments.configs import EngineDefaults, Task, method_key
 from experiments.data.datasets import categorical_columns, native_category_counts
@@ -130,3 +133,14 @@ def with_task_defaults(method: DictConfig, task: Task) -> DictConfig:
     resolved = method.copy()
     resolved.max_features = 1.0 if task is Task.regression else "sqrt"
     return resolved
+
+
+@contextmanager
+def openmp_threads(cfg: DictConfig):
+    """engine.n_jobs threads (-1: every core) for OpenMP code that takes no n_jobs
+    (HistGradientBoosting), in this process: the job's, and a trial worker's (tune.
+    trial_seconds), which a limit set in the job's process does not reach."""
+    threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None
+    with threadpool_limits(limits=threads, user_api="openmp"):
+        yield
+

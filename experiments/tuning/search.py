@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator, clone
 
 from experiments.analyses.findings import FittedSplit
 from experiments.configs import InnerKind, Task, method_key
-from experiments.engines import SkippedJob, build
+from experiments.engines import SkippedJob, build, openmp_threads
 from experiments.engines.mapping import with_task_defaults
 from experiments.evaluation import split_rows, test_metrics
 from experiments.tuning.selection import selection_key, tiebreak_metric, tune_metric
@@ -343,13 +343,14 @@ def run_trial(cfg: DictConfig, metrics: tuple[str, str], number: int, params: di
     estimator = build(with_params(cfg, params), split.X_train.shape).estimator
     working = 0.0
     inner_scores, test_scores = [], []
-    for fit_rows, val_rows in inner:
-        begin = time.perf_counter()
-        model = fit_inner(estimator, split.X_train[fit_rows], split.y_train[fit_rows])
-        inner_scores.append(score(model, task, metrics, split.X_train[val_rows],
-                                  split.y_train[val_rows]))  # fmt: skip
-        test_scores.append(outer_test_score(model, task, metrics[0], split))
-        working += time.perf_counter() - begin
+    with openmp_threads(cfg):  # in a trial worker, the job's limit does not hold
+        for fit_rows, val_rows in inner:
+            begin = time.perf_counter()
+            model = fit_inner(estimator, split.X_train[fit_rows], split.y_train[fit_rows])
+            inner_scores.append(score(model, task, metrics, split.X_train[val_rows],
+                                      split.y_train[val_rows]))  # fmt: skip
+            test_scores.append(outer_test_score(model, task, metrics[0], split))
+            working += time.perf_counter() - begin
     inner_score, inner_tiebreak = np.mean(inner_scores, axis=0)
     return TrialRecord(number, dict(params), float(inner_score), float(inner_tiebreak),
                        float(np.mean(test_scores)), time.perf_counter() - start,
@@ -362,5 +363,6 @@ def warm_up(cfg: DictConfig, metrics: tuple[str, str], split: FittedSplit) -> No
     (trial_limit), paid before any trial (never a trial's configuration, which may be the one
     that overran)."""
     X, y = split.X_train[:WARM_UP_ROWS], split.y_train[:WARM_UP_ROWS]
-    model = fit_inner(build(cfg, split.X_train.shape).estimator, X, y)
-    score(model, cfg.dataset.task, metrics, X, y)
+    with openmp_threads(cfg):
+        model = fit_inner(build(cfg, split.X_train.shape).estimator, X, y)
+        score(model, cfg.dataset.task, metrics, X, y)

@@ -3,6 +3,7 @@ tuner finds a setting built to be best, and a tuned job beats a badly configured
 every trial is a child run of its job."""
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -302,6 +303,48 @@ def test_every_engine_stops_a_trial_at_its_time_limit(compose_job, runs_of, engi
     assert len(stopped) == stopped_trials and {r.data.tags["status"] for r in stopped} == {
         "failed"}
     assert all("stopped at tune.trial_seconds=6" in r.data.tags["error"] for r in stopped)
+
+
+def _trial_openmp_threads(cfg, metrics, number, params, split, inner):
+    """run_trial in a trial worker, reporting the OpenMP threads its fits ran under."""
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    original = search.fit_inner
+
+    def recording_fit(estimator, X, y):
+        seen.extend(module["num_threads"] for module in threadpool_info()
+                    if module["user_api"] == "openmp")
+        return original(estimator, X, y)
+
+    search.fit_inner = recording_fit
+    try:
+        search.run_trial(cfg, metrics, number, params, split, inner)
+    finally:
+        search.fit_inner = original
+    return seen
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="one core: every OpenMP limit is 1")
+def test_a_trial_worker_fits_on_the_jobs_openmp_threads(compose_job):
+    """HistGradientBoosting takes no n_jobs: the job limits its OpenMP threads to engine.n_jobs,
+    and a trial run in a worker process (tune.trial_seconds) keeps that limit, which the
+    job's process does not pass on (two spinning threads on a busy machine once took a
+    20-round trial past 6 s)."""
+    from experiments.tuning.trial_limit import TrialWorker
+
+    cfg = compose_job(*SMALL_GBT, "engine=sklearn", "engine.n_jobs=1")
+    X = np.random.default_rng(0).normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    split = FittedSplit(0, X[:60], y[:60], X[60:], y[60:])
+    worker = TrialWorker(120)
+    try:
+        seen = worker.run(lambda: None, _trial_openmp_threads, cfg,
+                          ("logloss", "error"), 0, {}, split,
+                          [(np.arange(40), np.arange(40, 60))])
+    finally:
+        worker.close()
+    assert seen and set(seen) == {1}
 
 
 def test_six_datasets_find_a_deliberately_bad_default_across_datasets(compose_job, tmp_path):
