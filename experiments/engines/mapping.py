@@ -138,9 +138,8 @@ def with_task_defaults(method: DictConfig, task: Task) -> DictConfig:
 @contextmanager
 def openmp_threads(cfg: DictConfig):
     """engine.n_jobs threads (-1: every core) for OpenMP code that takes no n_jobs
-    (HistGradientBoosting), in this process: the job's, and a trial worker's (tune.
-    trial_seconds), which a limit set in the job's process does not reach."""
+    (HistGradientBoosting), in this process: the job's, and a trial worker's
+    (tune.trial_seconds), which a limit set in the job's process does not reach."""
     threads = cfg.engine.n_jobs if cfg.engine.n_jobs > 0 else None
     with threadpool_limits(limits=threads, user_api="openmp"):
         yield
-
