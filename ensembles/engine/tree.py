@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from ensembles.engine.array_views import address_of, float_rows_at, floats_at, uint32s_at
-from ensembles.engine.binning import MISSING_BIN
+from ensembles.engine.binning import MISSING_BIN, raw_thresholds_into
 from ensembles.engine.categories import CATEGORY_SET, SET_WORDS, category_code, in_set
 
 LEAF = -1
@@ -50,21 +50,22 @@ class Tree:
 
     @classmethod
     def from_grown(cls, arrays: tuple, bin_mapper, scale: float = 1.0) -> "Tree":
-        """A Tree from a grower's arrays (feature, threshold_bin, missing_left, left, right,
-        value, gain, n_samples, category_bits: one row a node), its leaf values multiplied by
-        `scale` (shrinkage)."""
-        (feature, threshold_bin, missing_left, left, right, value, gain, n_samples,
-         category_bits) = arrays
-        nodes, leaf_value, gain, has_sets, valid = _packed_tree(
-            feature, threshold_bin, missing_left, left, right, value, gain, float(scale))
+        """A Tree from a grower's arrays (node_arrays.GrownTree: feature, threshold_bin,
+        missing_left, left, right, value, gain, n_samples, category_bits, one row a node), its
+        leaf values multiplied by `scale` (shrinkage)."""
+        return cls.from_fields(tree_fields(arrays, bin_mapper.n_bins_, bin_mapper.padded_edges),
+                               scale)
+
+    @classmethod
+    def from_fields(cls, fields: tuple, scale: float = 1.0) -> "Tree":
+        """A Tree from tree_fields' tuple, its leaf values multiplied by `scale`."""
+        nodes, threshold, leaf_value, gain, n_samples, category_bits, valid = fields
         if not valid:
             raise ValueError(f"a grown tree needs right[i] == left[i] + 1 at every split, split "
                              f"bins 0..{SET_SPLIT_BIN - 1} and features below "
                              f"{MAX_SPLIT_FEATURES}")
-        threshold = bin_mapper.raw_thresholds(feature, threshold_bin)
-        _mark_leaves(feature, threshold)
-        if not has_sets:
-            category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
+        if scale != 1.0:
+            leaf_value *= scale
         return cls(nodes, threshold, leaf_value, gain, n_samples, category_bits)
 
     @property
@@ -287,10 +288,15 @@ def _pair_nodes(feature, threshold_bin, missing_left, left, right, nodes):
 
 
 @njit(cache=True, nogil=True)
-def _packed_tree(feature, threshold_bin, missing_left, left, right, value, gain, scale):
-    """Tree.from_grown's arrays in compiled loops (its numpy calls took 0.4 ms a GBT tree of
-    2,000 rows): the node pairs (_pair_nodes), the leaves' values times scale, the gains in
-    float32 and whether a split is on a set; valid False when _pair_nodes refuses the tree."""
+def tree_fields(grown, n_bins, padded_edges):
+    """A Tree's fields from a grower's arrays (node_arrays.GrownTree, or the same arrays in a
+    tuple) and the bin mapper's n_bins_ and padded_edges, in one compiled call (three calls
+    from Python and their numpy took 6 us a GBT tree, 0.4 ms before they were compiled): node
+    pairs (_pair_nodes), raw thresholds with the leaves marked, the leaves' values, float32
+    gains, row counts, category sets (no rows without a set split), and valid: False when
+    _pair_nodes refuses the tree."""
+    (feature, threshold_bin, missing_left, left, right, value, gain, n_samples,
+     category_bits) = grown
     n_nodes = feature.shape[0]
     nodes = np.empty(2 * n_nodes, dtype=np.uint32)
     valid = _pair_nodes(feature, threshold_bin, missing_left, left, right, nodes)
@@ -305,10 +311,15 @@ def _packed_tree(feature, threshold_bin, missing_left, left, right, value, gain,
     row = 0
     for i in range(n_nodes):
         if feature[i] == LEAF:
-            for k in range(value.shape[1]):
-                leaf_value[row, k] = value[i, k] * scale
+            leaf_value[row] = value[i]
             row += 1
-    return nodes, leaf_value, gain.astype(np.float32), has_sets, valid
+    threshold = np.empty(n_nodes)
+    if valid:  # a refused tree's features may lie beyond the edges' table
+        raw_thresholds_into(feature, threshold_bin, n_bins, padded_edges, threshold)
+        _mark_leaves(feature, threshold)
+    if not has_sets:
+        category_bits = np.empty((0, SET_WORDS), dtype=np.uint32)
+    return nodes, threshold, leaf_value, gain.astype(np.float32), n_samples, category_bits, valid
 
 
 @njit(cache=True, nogil=True)

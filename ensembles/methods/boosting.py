@@ -20,7 +20,7 @@ from ensembles.engine.gradient_grower import (
     LOSSGUIDE,
     GradientParams,
     gradient_workspace,
-    grow_gradient_tree,
+    grow_gradient_tree_fields,
 )
 from ensembles.engine.threads import LOAD_CHECK_ROUNDS, engine_threads
 from ensembles.engine.tree import Tree
@@ -199,11 +199,12 @@ class NewtonBoosting:
             round_trees, partitions = [], []
             for k in range(n_outputs):
                 keep_rows = loss.refits_leaves or k + 1 < n_outputs  # the grower reorders them
-                arrays, partition, node_start, workspace = grow_gradient_tree(
+                fields, partition, node_start, workspace = grow_gradient_tree_fields(
                     codes, columns, stats[k], rows.copy() if keep_rows else rows,
                     self._bin_mapper.n_bins_, self._bin_mapper.categorical_, features,
-                    grower_params, category_regularization, rng.randint(SEED_RANGE), workspace)
-                tree = Tree.from_grown(arrays, self._bin_mapper, self.learning_rate)
+                    grower_params, category_regularization, rng.randint(SEED_RANGE), workspace,
+                    self._bin_mapper.padded_edges)
+                tree = Tree.from_fields(fields, self.learning_rate)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,
                                               rows)
