@@ -39,6 +39,7 @@ from ensembles.engine.borrowing import borrowing
 from ensembles.engine.cart_histogram import clear_bins, list_set_bits
 from ensembles.engine.categories import (
     CATEGORY_SET,
+    SET_WORDS,
     best_newton_set,
     clear_set_scratch,
     empty_set_scratch,
@@ -52,8 +53,10 @@ from ensembles.engine.histogram import (
     GRADIENT_CHANNELS,
     HESSIAN_CHANNEL,
     build_node_histograms,
+    builds_serially,
     empty_chunk_histograms,
     empty_histograms,
+    serial_node_histograms,
     sum_node_stats,
 )
 from ensembles.engine.partition import goes_left, partition_batch
@@ -75,15 +78,20 @@ SMALL_NODE_ROWS = 128  # children of at most this many rows are scanned from the
 SET_WORDS_OF_BINS = N_BIN_SLOTS // 64  # the 64-bit words of a bitmap of bins
 SERIAL_SCAN_BINS = 1 << 15  # bins x features a level's scans read without a parallel region
 # (about 50 us on one thread): _scans_serially
+SHARED_LEVEL_WORK = 1 << 14  # rows x features plus bins x features of a level shared by
+# features (_shares_level)
+BLOCK_BINS = 64  # a feature's weight in the blocks beyond its bins (_feature_blocks)
 
 
 class GradientParams(NamedTuple):
     """How a gradient tree is grown (module docstring; XGBoost's names where it has one):
     grow_policy DEPTHWISE or LOSSGUIDE; max_depth and max_leaves, 0 for no limit;
     min_samples_leaf (LightGBM's min_child_samples); node_feature_fraction (colsample_bynode);
-    the estimators' defaults are methods.boosting.TreeParams'. Scalars only: a parallel loop
-    (prange) takes a record of scalars, not one that nests another, so the set splits'
-    categories.CategoryRegularization travels beside it."""
+    the estimators' defaults are methods.boosting.TreeParams'; threads: numba's threads the
+    fit runs on (threads.engine_threads), which decides whether a level too small to share
+    by nodes is shared by features (_shares_level; the tree does not depend on it). Scalars
+    only: a parallel loop (prange) takes a record of scalars, not one that nests another, so
+    the set splits' categories.CategoryRegularization travels beside it."""
 
     grow_policy: int
     max_depth: int
@@ -95,6 +103,7 @@ class GradientParams(NamedTuple):
     min_samples_leaf: int
     min_split_gain: float
     node_feature_fraction: float
+    threads: int = 1
 
     def typed(self) -> "GradientParams":
         """The same parameters as the Python types of their fields: one record type, so
@@ -133,6 +142,29 @@ class NodeSource(NamedTuple):
     node_stop: np.ndarray
     pool: np.ndarray
     node_slot: np.ndarray
+
+
+class LevelWork(NamedTuple):
+    """A level's work shared by features (_grow_level_by_features): the nodes whose histograms
+    are built from their rows (`smaller`, int64) and the slots their siblings' are subtracted
+    in (`larger_slot`, int32, -1: none), the children to scan (int64), and the used features'
+    blocks (int64): block b is features[blocks[b]:blocks[b + 1]]."""
+
+    smaller: np.ndarray
+    larger_slot: np.ndarray
+    children: np.ndarray
+    blocks: np.ndarray
+
+
+class FeatureSplits(NamedTuple):
+    """The best split of each used feature k at each child i of a shared level: gain[i, k]
+    (float64), bin[i, k] (int64), missing_left[i, k] (bool), and a set split's set
+    bits[i, k] (uint32 words; one unused entry when no feature is categorical)."""
+
+    gain: np.ndarray
+    bin: np.ndarray
+    missing_left: np.ndarray
+    bits: np.ndarray
 
 
 @njit(cache=True)
@@ -187,6 +219,7 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
     usable = (np.empty((capacity, n_used), dtype=np.bool_) if node_feature_fraction < 1.0
               else np.ones((1, n_used), dtype=np.bool_))  # drawn for each node that may split
     feature_order = np.arange(n_used).astype(np.int32)  # _draw_features' running order
+    blocks = _feature_blocks(features, n_bins, params.threads)
     category_bits = node_arrays.empty_category_sets(capacity, categorical)
     node_arrays.start_tree(nodes, open_nodes, category_bits)
 
@@ -246,21 +279,32 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
                                              node_slot, free_slots, n_free)
                 n_free = placed
             parents = _parents_of_splittable(split_nodes, left_child, node_may_split)
-            _batch_histograms(codes, partition, stats, features, n_bins, parents, nodes,
-                              node_slot, pool, chunk_pool)
+            smaller, larger_slot = _histogram_pairs(parents, nodes, node_slot)
             children = _splittable_children(parents, left_child, node_may_split)
             for child in children:
                 _draw_features(usable[min(child, usable.shape[0] - 1)], node_feature_fraction,
                                feature_order, draw_state)
             source = NodeSource(columns, stats, partition, node_start, node_stop, pool, node_slot)
-            if _scans_serially(children, nodes, n_used):
-                _scan_children_serially(children, source, n_bins, categorical, features,
+            if _shares_level(params.threads, smaller, children, nodes, n_used):
+                level = LevelWork(smaller, larger_slot, children, blocks)
+                splits = _empty_feature_splits(children.shape[0], n_used, categorical)
+                _grow_level_by_features(codes, source, n_bins, categorical, features,
                                         node_sums, params, category_regularization, usable,
-                                        open_nodes, category_bits, scratch)
+                                        level, splits)
+                _offer_feature_splits(children, features, categorical, usable, splits,
+                                      open_nodes, category_bits)
             else:
-                _scan_children(children, source, n_bins, categorical, features, node_sums,
-                               params, category_regularization, usable, open_nodes,
-                               category_bits)
+                build_node_histograms(codes, partition, stats, features, n_bins, smaller,
+                                      node_start, node_stop, node_slot, pool, chunk_pool,
+                                      larger_slot)
+                if _scans_serially(children, nodes, n_used):
+                    _scan_children_serially(children, source, n_bins, categorical, features,
+                                            node_sums, params, category_regularization,
+                                            usable, open_nodes, category_bits, scratch)
+                else:
+                    _scan_children(children, source, n_bins, categorical, features,
+                                   node_sums, params, category_regularization, usable,
+                                   open_nodes, category_bits)
             is_open[children] = True
             for node in parents:
                 for child in range(left_child[node], left_child[node] + 2):
@@ -473,59 +517,88 @@ def _find_best_split(hist, n_bins, categorical, features, sums, params, category
     `node` (a set split's set in category_bits[node]). Features are scanned in increasing
     index and a later one must `improve` on the best, so ties go to the smaller index, as in
     XGBoost. scratch: a SplitScratch (its set scratch zeroed here, as made)."""
-    reg_lambda, reg_alpha, min_child_weight, min_samples_leaf = (
-        params.reg_lambda, params.reg_alpha, params.min_child_weight, params.min_samples_leaf)
     open_nodes.best_gain[node] = -np.inf
     open_nodes.best_feature[node] = -1
     if categorical.any():
         clear_set_scratch(scratch.set_scratch)
     for k in range(features.shape[0]):
-        if not usable[k]:
-            continue
-        f = features[k]
-        if categorical[f]:
-            _offer_best_set(hist[k], f, n_bins, sums, params, category_regularization, node,
-                            open_nodes, category_bits, scratch)
-            continue
-        split_gain, split_bin, split_missing_left = best_newton_threshold(
-            hist[k], n_bins[f], sums, reg_lambda, reg_alpha, min_samples_leaf, min_child_weight,
-            scratch.bins, scratch.scan)
-        node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left, open_nodes)
+        if usable[k]:
+            _offer(node, features[k], _feature_split(hist[k], features[k], n_bins, categorical,
+                                                     sums, params, category_regularization,
+                                                     scratch),
+                   categorical, scratch.set_scratch[3], open_nodes, category_bits)
 
 
 @borrowing
 def _find_best_row_split(source, n_bins, categorical, features, sums, params,
                          category_regularization, usable, node, open_nodes, category_bits,
                          scratch):
-    """_find_best_split of a node without a histogram slot (NodeSource), from its rows: each
-    usable feature's histogram summed from them in scratch.row_hist (_row_histogram), scanned
-    at its occupied bins only (splitting.best_newton_threshold_at) or for a set
-    (best_newton_set), then zeroed again. The same sums as a histogram built from the rows
-    (in row order), without the 256 bins per feature of a slot to zero, subtract and scan: a
-    deep tree's nodes hold a few rows each."""
+    """_find_best_split of a node without a histogram slot (NodeSource), from its rows
+    (_row_feature_split)."""
     open_nodes.best_gain[node] = -np.inf
     open_nodes.best_feature[node] = -1
     if categorical.any():
         clear_set_scratch(scratch.set_scratch)
-    row_hist, row_bins = scratch.row_hist, scratch.row_bins
-    start, stop = source.node_start[node], source.node_stop[node]
     for k in range(features.shape[0]):
-        if not usable[k]:
-            continue
-        f = features[k]
-        n_occupied = _row_histogram(source.columns[:, f], source.partition, start, stop,
-                                    source.stats, row_hist, scratch.row_words, row_bins)
-        if categorical[f]:
-            _offer_best_set(row_hist, f, n_bins, sums, params, category_regularization, node,
-                            open_nodes, category_bits, scratch)
-        else:
-            split_gain, split_bin, split_missing_left = best_newton_threshold_at(
-                row_hist, row_bins, n_occupied, n_bins[f], sums, params.reg_lambda,
-                params.reg_alpha, params.min_samples_leaf, params.min_child_weight,
-                scratch.scan)
-            node_arrays.offer_split(node, split_gain, f, split_bin, split_missing_left,
-                                    open_nodes)
-        clear_bins(row_hist, row_bins, n_occupied)
+        if usable[k]:
+            _offer(node, features[k], _row_feature_split(node, source, features[k], n_bins,
+                                                         categorical, sums, params,
+                                                         category_regularization, scratch),
+                   categorical, scratch.set_scratch[3], open_nodes, category_bits)
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _offer(node, feature, split, categorical, candidate_bits, open_nodes, category_bits):
+    """Offer the node a feature's best split = (gain, bin, missing_left)
+    (node_arrays.offer_split; a categorical feature's set split with its set candidate_bits)."""
+    gain, split_bin, missing_left = split
+    if categorical[feature]:
+        node_arrays.offer_set_split(node, gain, feature, missing_left, candidate_bits,
+                                    open_nodes, category_bits)
+    else:
+        node_arrays.offer_split(node, gain, feature, split_bin, missing_left, open_nodes)
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _feature_split(hist, feature, n_bins, categorical, sums, params, category_regularization,
+                   scratch):
+    """The best split of one feature from its histogram at a node of channel sums `sums`:
+    (gain, bin, missing_left), gain -inf when none is admissible; a set split's bin is
+    CATEGORY_SET, its set left in scratch.set_scratch[3] (categories.best_newton_set)."""
+    if categorical[feature]:
+        gain, missing_left = best_newton_set(
+            hist, n_bins[feature], sums, params.reg_lambda, params.reg_alpha,
+            params.min_samples_leaf, params.min_child_weight, category_regularization,
+            scratch.set_scratch, scratch.bins, scratch.scan)
+        return gain, CATEGORY_SET, missing_left
+    gain, split_bin, missing_left = best_newton_threshold(
+        hist, n_bins[feature], sums, params.reg_lambda, params.reg_alpha,
+        params.min_samples_leaf, params.min_child_weight, scratch.bins, scratch.scan)
+    return gain, np.int64(split_bin), missing_left
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _row_feature_split(node, source, feature, n_bins, categorical, sums, params,
+                       category_regularization, scratch):
+    """_feature_split at a node without a histogram slot (NodeSource): the feature's histogram
+    summed from the node's rows in scratch.row_hist (_row_histogram), scanned at its occupied
+    bins only (splitting.best_newton_threshold_at) or for a set, then zeroed again. The same
+    sums as a histogram built from the rows (in row order), without the 256 bins per feature
+    of a slot to zero, subtract and scan: a deep tree's nodes hold a few rows each."""
+    row_hist, row_bins = scratch.row_hist, scratch.row_bins
+    n_occupied = _row_histogram(source.columns[:, feature], source.partition,
+                                source.node_start[node], source.node_stop[node], source.stats,
+                                row_hist, scratch.row_words, row_bins)
+    if categorical[feature]:
+        split = _feature_split(row_hist, feature, n_bins, categorical, sums, params,
+                               category_regularization, scratch)
+    else:
+        gain, split_bin, missing_left = best_newton_threshold_at(
+            row_hist, row_bins, n_occupied, n_bins[feature], sums, params.reg_lambda,
+            params.reg_alpha, params.min_samples_leaf, params.min_child_weight, scratch.scan)
+        split = (gain, np.int64(split_bin), missing_left)
+    clear_bins(row_hist, row_bins, n_occupied)
+    return split
 
 
 @borrowing
@@ -566,20 +639,6 @@ def _left_sums_of_rows(column, rows, start, stop, stats, split_bin, missing_left
                 out[COUNT_CHANNEL] += 1.0
 
 
-@borrowing
-def _offer_best_set(hist, feature, n_bins, sums, params, category_regularization, node,
-                    open_nodes, category_bits, scratch):
-    """Offer the node the best set split of a categorical feature from its histogram `hist`
-    (categories.best_newton_set; the set in category_bits[node] when it is the best)."""
-    set_scratch = scratch.set_scratch
-    set_gain, set_missing_left = best_newton_set(
-        hist, n_bins[feature], sums, params.reg_lambda, params.reg_alpha,
-        params.min_samples_leaf, params.min_child_weight, category_regularization, set_scratch,
-        scratch.bins, scratch.scan)
-    node_arrays.offer_set_split(node, set_gain, feature, set_missing_left, set_scratch[3],
-                                open_nodes, category_bits)
-
-
 @njit(inline="always", nogil=True)
 def _scan_node(node, source, n_bins, categorical, features, sums, params,
                category_regularization, usable, open_nodes, category_bits, scratch):
@@ -596,11 +655,11 @@ def _scan_node(node, source, n_bins, categorical, features, sums, params,
 
 
 @njit(cache=True)
-def _batch_histograms(codes, partition, stats, features, n_bins, split_nodes, nodes, node_slot,
-                      pool, chunk_pool):
-    """For every split node of a batch whose children hold slots: the smaller child's
-    histogram from its rows, all of them in one pass, and the larger child's by subtraction
-    in the parent's slot (build_node_histograms)."""
+def _histogram_pairs(split_nodes, nodes, node_slot):
+    """For every split node of a batch whose children hold slots: its smaller child, whose
+    histogram is built from its rows, and the larger's slot (the parent's), where it is
+    subtracted: hist(larger) = hist(parent) - hist(smaller) (histogram.build_node_histograms'
+    nodes and sibling_slot)."""
     node_start, node_stop = nodes.node_start, nodes.node_stop
     n_batch = split_nodes.shape[0]
     smaller = np.empty(n_batch, dtype=np.int64)
@@ -615,9 +674,7 @@ def _batch_histograms(codes, partition, stats, features, n_bins, split_nodes, no
                                         else (left + 1, left))
             larger_slot[n_pairs] = node_slot[larger]
             n_pairs += 1
-    build_node_histograms(codes, partition, stats, features, n_bins, smaller[:n_pairs],
-                          node_start, node_stop, node_slot, pool, chunk_pool,
-                          larger_slot[:n_pairs])
+    return smaller[:n_pairs], larger_slot[:n_pairs]
 
 
 @njit(cache=True)
@@ -692,3 +749,134 @@ def _scan_children(children, source, n_bins, categorical, features, node_sums, p
                            usable[min(child, usable.shape[0] - 1)], open_nodes, category_bits,
                            scratch)
                 t = next_item(counter)
+
+
+@njit(cache=True)
+def _shares_level(threads, smaller, children, nodes, n_used):
+    """Whether a level is shared by features (_grow_level_by_features): on two threads or
+    more, when its histograms would be built on the calling thread (histogram.builds_serially)
+    and its work, the rows x features of those histograms and the bins x features of its
+    scans (_scans_serially), is at least SHARED_LEVEL_WORK."""
+    if threads < 2 or not builds_serially(smaller, nodes.node_start, nodes.node_stop, n_used):
+        return False
+    work = 0
+    for node in smaller:
+        work += nodes.node_stop[node] - nodes.node_start[node]
+    for child in children:
+        work += min(nodes.node_stop[child] - nodes.node_start[child], N_BIN_SLOTS)
+    return work * n_used >= SHARED_LEVEL_WORK
+
+
+@njit(cache=True)
+def _feature_blocks(features, n_bins, n_blocks):
+    """The bounds of n_blocks contiguous blocks of the used features (at most one a feature),
+    of about equal weight, a feature's weight its bins plus BLOCK_BINS (its scan and its part
+    of a histogram pass): block b is features[blocks[b]:blocks[b + 1]]."""
+    n_used = features.shape[0]
+    n_blocks = max(1, min(n_blocks, n_used))
+    weight = np.empty(n_used + 1, dtype=np.int64)
+    weight[0] = 0
+    for k in range(n_used):
+        weight[k + 1] = weight[k] + n_bins[features[k]] + BLOCK_BINS
+    blocks = np.empty(n_blocks + 1, dtype=np.int64)
+    blocks[0] = 0
+    blocks[n_blocks] = n_used
+    k = 0
+    for b in range(1, n_blocks):
+        while k < n_used - (n_blocks - b) and weight[k] * n_blocks < weight[n_used] * b:
+            k += 1
+        blocks[b] = max(k, blocks[b - 1] + 1)
+        k = blocks[b]
+    return blocks
+
+
+@njit(cache=True)
+def _empty_feature_splits(n_children, n_used, categorical):
+    """FeatureSplits of n_children children, unset (each block writes its usable features)."""
+    n_set_rows = n_children if categorical.any() else 1
+    return FeatureSplits(np.empty((n_children, n_used)),
+                         np.empty((n_children, n_used), dtype=np.int64),
+                         np.empty((n_children, n_used), dtype=np.bool_),
+                         np.empty((n_set_rows, n_used if n_set_rows == n_children else 1,
+                                   SET_WORDS), dtype=np.uint32))
+
+
+@njit(cache=True, parallel=True)
+def _grow_level_by_features(codes, source, n_bins, categorical, features, node_sums, params,
+                            category_regularization, usable, level, splits):
+    """A level's histograms and scans in one parallel region split by features, for a level
+    whose nodes are too few or too small to share (its histograms below
+    histogram.SERIAL_WORK): each block of features (LevelWork.blocks) is a work item, taken
+    from a shared queue (work_queue), that builds the block's histograms of level.smaller,
+    subtracts them from their siblings' (histogram.serial_node_histograms) and scans the
+    block's features at every child (_scan_block) into `splits`. One launch and one wait a
+    level instead of the calling thread alone; _offer_feature_splits then offers each child
+    its features' splits in feature order, so the tree is the one grown on one thread."""
+    n_channels = source.pool.shape[3]
+    n_blocks = level.blocks.shape[0] - 1
+    counter = np.zeros(1, dtype=np.int64)
+    for _ in prange(WORKERS):
+        b = next_item(counter)
+        if b < n_blocks:
+            scratch = split_scratch(n_channels, categorical)
+            while b < n_blocks:
+                feature_range = (level.blocks[b], level.blocks[b + 1])
+                serial_node_histograms(codes, source.partition, source.stats, features, n_bins,
+                                       level.smaller, source.node_start, source.node_stop,
+                                       source.node_slot, source.pool, level.larger_slot,
+                                       feature_range)
+                _scan_block(level.children, source, n_bins, categorical, features, node_sums,
+                            params, category_regularization, usable, feature_range, splits,
+                            scratch)
+                b = next_item(counter)
+
+
+@borrowing
+def _scan_block(children, source, n_bins, categorical, features, node_sums, params,
+                category_regularization, usable, feature_range, splits, scratch):
+    """splits[i, k] = the best split of used feature k in feature_range = (first, stop) at
+    children[i] (_feature_split, or _row_feature_split at a child without a slot), for the
+    features usable there."""
+    first, stop = feature_range
+    with_sets = categorical.any()
+    for i in range(children.shape[0]):
+        node = children[i]
+        node_usable = usable[min(node, usable.shape[0] - 1)]
+        slot = source.node_slot[node]
+        if with_sets:
+            clear_set_scratch(scratch.set_scratch)
+        for k in range(first, stop):
+            if not node_usable[k]:
+                continue
+            if slot >= 0:
+                split = _feature_split(source.pool[slot, k], features[k], n_bins, categorical,
+                                       node_sums[node], params, category_regularization,
+                                       scratch)
+            else:
+                split = _row_feature_split(node, source, features[k], n_bins, categorical,
+                                           node_sums[node], params, category_regularization,
+                                           scratch)
+            splits.gain[i, k], splits.bin[i, k], splits.missing_left[i, k] = split
+            if categorical[features[k]]:
+                candidate_bits = scratch.set_scratch[3]
+                for word in range(candidate_bits.shape[0]):
+                    splits.bits[i, k, word] = candidate_bits[word]
+
+
+@borrowing
+def _offer_feature_splits(children, features, categorical, usable, splits, open_nodes,
+                          category_bits):
+    """Each child's best split from its usable features' splits (_scan_block), offered in
+    feature order as _find_best_split offers them (_offer): the same split, ties and all."""
+    for i in range(children.shape[0]):
+        node = children[i]
+        node_usable = usable[min(node, usable.shape[0] - 1)]
+        open_nodes.best_gain[node] = -np.inf
+        open_nodes.best_feature[node] = -1
+        for k in range(features.shape[0]):
+            if node_usable[k]:
+                _offer(node, features[k],
+                       (splits.gain[i, k], splits.bin[i, k], splits.missing_left[i, k]),
+                       categorical, splits.bits[min(i, splits.bits.shape[0] - 1),
+                                   min(k, splits.bits.shape[1] - 1)],
+                       open_nodes, category_bits)

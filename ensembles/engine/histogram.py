@@ -171,33 +171,43 @@ def build_node_histograms(codes, rows, stats, features, n_bins, nodes, node_star
     wait for every thread (2 us on one thread, 50-90 us on two threads of a busy machine, per
     region; measured), more than the histogram of a few thousand rows costs."""
     n_used = features.shape[0]
+    if not builds_serially(nodes, node_start, node_stop, n_used):
+        _parallel_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
+                                  node_stop, node_slot, pool, chunk_pool, sibling_slot)
+        return
+    serial_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start, node_stop,
+                           node_slot, pool, sibling_slot, (np.int64(0), np.int64(n_used)))
+
+
+@borrowing
+def builds_serially(nodes, node_start, node_stop, n_used):
+    """Whether build_node_histograms builds the histograms of `nodes` over n_used features on
+    the calling thread: fewer than SERIAL_WORK rows x features, each node below CHUNK_ROWS
+    rows."""
     batch_rows = 0
     largest = 0
     for t in range(nodes.shape[0]):
         node_rows = node_stop[nodes[t]] - node_start[nodes[t]]
         batch_rows += node_rows
         largest = max(largest, node_rows)
-    if batch_rows * n_used >= SERIAL_WORK or largest >= CHUNK_ROWS:
-        _parallel_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
-                                  node_stop, node_slot, pool, chunk_pool, sibling_slot)
-        return
-    _serial_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start, node_stop,
-                            node_slot, pool, sibling_slot)
+    return batch_rows * n_used < SERIAL_WORK and largest < CHUNK_ROWS
 
 
 @borrowing
-def _serial_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start,
-                            node_stop, node_slot, pool, sibling_slot):
-    """build_node_histograms node after node on the calling thread (borrowing: its views of
-    the slots cost no reference counts, four calls a feature where the caller made them)."""
-    n_used = features.shape[0]
+def serial_node_histograms(codes, rows, stats, features, n_bins, nodes, node_start, node_stop,
+                           node_slot, pool, sibling_slot, feature_range):
+    """build_node_histograms node after node on the calling thread, of the used features
+    feature_range = (first, stop) only (the others' bins are left alone): a thread's share of
+    a level split by features (gradient_grower). Borrowing: its views of the slots cost no
+    reference counts, four calls a feature where the caller made them."""
+    first, stop = feature_range
     for t in range(nodes.shape[0]):
         hist = pool[node_slot[nodes[t]]]
         build_gradient_histograms(codes, rows, np.int64(node_start[nodes[t]]),
                                   np.int64(node_stop[nodes[t]]), stats, features, n_bins,
-                                  np.int64(0), n_used, hist)
+                                  first, stop, hist)
         if sibling_slot[t] >= 0:
-            for k in range(n_used):
+            for k in range(first, stop):
                 add_histogram(pool[sibling_slot[t], k], hist[k], n_bins[features[k]], -1.0)
 
 

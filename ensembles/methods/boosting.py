@@ -7,6 +7,7 @@ Algorithm"; leaf w* = -G / (H + lambda), split gain from the structure score).
 
 import dataclasses
 
+import numba
 import numpy as np
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
@@ -61,12 +62,13 @@ class TreeParams:
             float(self.cat_smooth), float(self.cat_l2), float(self.min_data_per_group),
             float(self.max_cat_threshold), float(self.max_cat_to_onehot))
 
-    def grower_params(self) -> GradientParams:
-        """These parameters as the gradient grower takes them (typed: one numba signature)."""
+    def grower_params(self, threads: int = 1) -> GradientParams:
+        """These parameters as the gradient grower takes them (typed: one numba signature),
+        for a fit on `threads` threads."""
         return GradientParams(
             GROW_POLICIES[self.grow_policy], self.max_depth, self.max_leaves, self.reg_lambda,
             self.reg_alpha, self.gamma, self.min_child_weight, self.min_child_samples,
-            self.min_split_gain, self.colsample_bynode).typed()
+            self.min_split_gain, self.colsample_bynode, threads).typed()
 
     def validate(self) -> None:
         if self.grow_policy not in GROW_POLICIES:
@@ -182,13 +184,13 @@ class NewtonBoosting:
                                        tree_params.max_depth, tree_params.max_leaves,
                                        tree_params.min_child_samples,
                                        self._bin_mapper.categorical_)
-        grower_params = tree_params.grower_params()
+        grower_params = tree_params.grower_params(numba.get_num_threads())
         category_regularization = tree_params.category_regularization()
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
             if m % LOAD_CHECK_ROUNDS == LOAD_CHECK_ROUNDS - 1:
-                follow_load()
+                grower_params = grower_params._replace(threads=follow_load())
             loss.weighted_stats(y, raw, sample_weight, stats)
             rows = np.arange(len(y), dtype=np.int32) if active is None else active.copy()
             if self.subsample < 1.0:

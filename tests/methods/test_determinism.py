@@ -15,6 +15,9 @@ from sklearn.datasets import load_wine, make_classification, make_friedman1
 
 import ensembles
 from ensembles.engine import threads
+from ensembles.engine.binning import N_BIN_SLOTS
+from ensembles.engine.gradient_grower import SHARED_LEVEL_WORK
+from ensembles.engine.histogram import SERIAL_WORK
 from ensembles.engine.threads import LOAD_CHECK_ROUNDS, SERIAL_TABLE, SHARED_TABLE
 from ensembles.methods.forest import _BaseForest
 
@@ -138,6 +141,39 @@ def test_boosting_that_follows_the_load_does_not_depend_on_it(thread_counts, mon
     assert len(looks) == 4  # at the start and before the 16th, 32nd and 48th rounds
     assert set_counts[:4] == [2, 1, 2, 1]  # then the count before the fit is restored
     assert np.array_equal(one.predict_proba(X), following.predict_proba(X))
+
+
+@pytest.mark.parametrize("shape", [
+    dict(max_depth=6, colsample_bynode=0.7),
+    dict(grow_policy="lossguide", max_leaves=31, max_depth=0, min_child_samples=5),
+    dict(max_depth=5, categorical_features=[0, 1], cat_l2=10.0, max_cat_to_onehot=8)])
+def test_levels_shared_by_features_do_not_change_the_trees(shape, thread_counts, monkeypatch):
+    """On a mid-sized table, a level whose histograms are built on one thread is shared by
+    features between two threads (gradient_grower._grow_level_by_features): each feature's
+    best split is kept and the splits are offered in feature order after, so the trees are
+    the one-thread fit's, with a fraction of features per node, counts, and sets of
+    categories (one-vs-rest for the 6-level column)."""
+    X, y = make_classification(n_samples=10_000, n_features=20, n_informative=8,
+                               random_state=1)
+    X[:, 0] = np.floor(np.abs(X[:, 0]) * 5) % 12
+    X[:, 1] = np.floor(np.abs(X[:, 1]) * 3) % 6
+    X[::9, 5] = np.nan
+    assert SERIAL_TABLE <= X.size < SHARED_TABLE
+    monkeypatch.setattr(threads, "idle_cores", lambda: 2)
+    params = dict(n_estimators=6, random_state=4, **shape)
+    one = ensembles.GradientBoostingClassifier(n_jobs=1, **params)
+    two = ensembles.GradientBoostingClassifier(n_jobs=2, **params)
+    assert thread_counts(lambda: one.fit(X, y)) == 1
+    assert thread_counts(lambda: two.fit(X, y)) == 2
+    assert np.array_equal(one.predict_proba(X), two.predict_proba(X))
+    # the root's children (nodes 1 and 2) were a shared level: the smaller one's histogram
+    # below the serial threshold, the level's work above the shared one
+    children = one.trees_[0][0].n_samples[1:3].astype(np.int64)
+    assert children.min() * X.shape[1] < SERIAL_WORK
+    assert ((children.min() + np.minimum(children, N_BIN_SLOTS).sum()) * X.shape[1]
+            >= SHARED_LEVEL_WORK)
+    if "categorical_features" in shape:
+        assert any(tree.has_category_sets for round_trees in one.trees_ for tree in round_trees)
 
 
 @pytest.mark.parametrize("name", ["RandomForestClassifier", "ExtraTreesClassifier",
