@@ -10,7 +10,7 @@ from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.work_queue import WORKERS, chunk_nodes, largest_first, next_item
 
 PARTITION_CHUNK_ROWS = 1 << 12  # rows per work item: a small node is still shared
-SERIAL_ROWS = 1 << 14  # rows of a batch partitioned without a parallel region (partition_batch)
+SERIAL_ROWS = 1 << 13  # rows of a batch partitioned without a parallel region (partition_batch)
 
 
 @borrowing
