@@ -8,7 +8,8 @@ from ensembles.engine.partition import PARTITION_CHUNK_ROWS, SERIAL_ROWS, partit
 
 
 @pytest.mark.parametrize("missing_left", [False, True])
-@pytest.mark.parametrize("n_rows", [3 * PARTITION_CHUNK_ROWS + 700, SERIAL_ROWS + 700],
+@pytest.mark.parametrize("n_rows", [SERIAL_ROWS - 700,
+                                    max(SERIAL_ROWS, 3 * PARTITION_CHUNK_ROWS) + 700],
                          ids=["serial", "parallel"])
 def test_batch_partition_is_stable_within_each_node(missing_left, n_rows):
     """A batch below SERIAL_ROWS is partitioned node after node, a larger one in parallel
@@ -18,8 +19,9 @@ def test_batch_partition_is_stable_within_each_node(missing_left, n_rows):
     columns[rng.uniform(size=columns.shape) < 0.1] = MISSING_BIN
     partition = rng.permutation(n_rows).astype(np.int32)
     before = partition.copy()
-    # node 0: rows [0, 500) counted, not moved; node 1: [500, 2.5 chunks); node 2: the rest
-    node_start = np.array([0, 500, 500 + 5 * PARTITION_CHUNK_ROWS // 2])
+    # node 0: rows [0, 500) counted, not moved; node 1: [500, 500 + 4/5 of the rest) (2.4
+    # chunks in the parallel batch); node 2: the rest
+    node_start = np.array([0, 500, 500 + (n_rows - 500) * 4 // 5])
     node_stop = np.array([500, node_start[2], n_rows])
     feature = np.array([0, 2, 1])
     threshold_bin = np.array([0, 11, 20])
