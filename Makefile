@@ -53,10 +53,13 @@ sweep: $(WARM_STAMP)
 	$(PY) -m experiments.run -m $(DEFAULT_SWEEP) $(ARGS)
 
 # the tests on TEST_WORKERS processes (pytest-xdist): a module per worker at a time (its
-# module-scoped servers start once), the modules with slow tests first (tests/conftest.py)
+# module-scoped servers start once), the modules with slow tests first (tests/conftest.py).
+# A worker that crashes (a segfault in a kernel) ends the run, naming its test: replacing it
+# re-runs or, under --dist loadfile, can hang the run (pytest-xdist issues 784, 1378)
 TEST_WORKERS ?= 2
 test: $(TEAM_STAMP) $(WARM_STAMP)
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+		--max-worker-restart=0 $(ARGS)
 
 report: $(STAMP)
 	$(PY) -m reports --experiment $(EXP) --out reports/out $(ARGS)
