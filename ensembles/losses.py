@@ -12,7 +12,7 @@ from numba import njit, prange
 from scipy.special import expit, logit, softmax
 
 from ensembles.class_choice import most_probable, most_probable_of_logits, two_class_proba
-from ensembles.engine.vector_exp import vector_exp
+from ensembles.engine.vector_exp import FUSED, vector_exp
 
 HESSIAN_FLOOR = 1e-16
 ROW_BLOCK = 1 << 12  # rows per parallel item of the logistic statistics (about 20 us): 10,000
@@ -261,7 +261,7 @@ class LogisticLoss(Loss):
         return most_probable_of_logits(raw[:, 0], overwrite)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+@njit(cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FUSED)
 def _logistic_pair(raw, y):
     """(p - y, max(p (1 - p), HESSIAN_FLOOR)) with p = 1 / (1 + exp(-raw))."""
     p = 1.0 / (1.0 + vector_exp(-raw))
@@ -279,7 +279,7 @@ def _logistic_stats(y, raw, weight, per_row, stats):
                         np.uint64(min(block * ROW_BLOCK + ROW_BLOCK, n_rows)))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FUSED)
 def _logistic_block(y, raw, weight, per_row, pairs, first, stop):
     """_logistic_stats of rows first .. stop - 1, pairs the flat view of stats; a fit of at
     most ROW_BLOCK rows calls it alone, without a parallel region (histogram.SERIAL_WORK).
@@ -392,7 +392,7 @@ def _softmax_weighted_stats(y, raw, weight, per_row, out):
                        min(SOFTMAX_BLOCK, n_rows - first))
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FUSED)
 def _softmax_block(y, scores, n_rows, weight, per_row, out, first, size):
     """_softmax_weighted_stats of rows first .. first + size - 1, one class at a time over
     them, so that LLVM vectorizes every loop: each runs from 0 over contiguous slices, and

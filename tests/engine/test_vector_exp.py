@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from numba import njit
 
-from ensembles.engine.vector_exp import float_from_bits, vector_exp
+from ensembles.engine.vector_exp import FUSED, float_from_bits, vector_exp
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", fastmath=FUSED)  # as the losses' kernels call it
 def exp_of_each(x):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
