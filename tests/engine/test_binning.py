@@ -55,3 +55,19 @@ def test_edges_fitted_on_a_row_sample_hold_equal_shares_of_all_rows():
     again = BinMapper(max_bins=16, sample_rows=10_000).fit(X)
     assert all(np.array_equal(a, b) for a, b in zip(sampled.bin_edges_, again.bin_edges_,
                                                       strict=True))
+
+
+def test_categorical_columns_get_their_categories_among_numeric_ones():
+    """A categorical column's code is its category (a whole value 0..254 itself, other values
+    their rank among those seen at fit), MISSING_BIN for NaN and for a value it cannot hold,
+    binned in the same pass as the numeric columns, in either memory order."""
+    train = np.array([[0.5, 3.0, -1.5], [1.5, 0.0, 7.25], [2.5, 5.0, 2.0], [3.5, 1.0, -1.5]])
+    mapper = BinMapper(categorical=np.array([False, True, True])).fit(train)
+    X = np.array([[0.7, 5.0, 7.25], [np.nan, np.nan, np.nan], [9.0, 2.5, 3.0],
+                  [-4.0, -1.0, 2.0], [1.0, 300.0, -1.5], [3.0, 9.0, -1.5]])
+    expected = [[0, 5, 2], [MISSING_BIN] * 3, [3, MISSING_BIN, MISSING_BIN],
+                [0, MISSING_BIN, 1], [0, MISSING_BIN, 0], [2, 9, 0]]
+    for order in ("C", "F"):
+        codes = mapper.transform(np.asarray(X, order=order), order=order)
+        assert codes.flags[f"{order}_CONTIGUOUS"]
+        assert codes.tolist() == expected
