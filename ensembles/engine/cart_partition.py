@@ -18,6 +18,8 @@ from ensembles.engine.cart_histogram import SQUARED_ERROR_STATS, TWO_CLASS_STATS
 from ensembles.engine.categories import CATEGORY_SET, in_set
 from ensembles.engine.prefetch import PREFETCH_DISTANCE, prefetch
 
+LOCAL_SUMS = 3  # channels _partition_rows sums in local variables
+
 
 @borrowing
 def partition_node(codes, feature, threshold_bin, missing_left, bits, partition, scratch,
@@ -53,9 +55,13 @@ def _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition
     partition[start:stop], the right rows to scratch, left_sums[:n_stats] summed; returns the
     number of left rows. Inlined, so that a constant n_stats unrolls the channels (a loop
     over them set up a vector loop for every row). Indices are unsigned (numba tests signed
-    ones for wraparound)."""
+    ones for wraparound). Up to three channels are summed in local variables, each row's
+    statistics times 1.0 or 0.0 (the same sums: x * 0.0 adds a zero): in left_sums, the
+    sums were loaded and stored at every row, and the side's test compiled as a branch that
+    mispredicts half the rows."""
     for channel in range(n_stats + 1):
         left_sums[channel] = 0.0
+    sum_0 = sum_1 = sum_2 = 0.0
     n_left = np.uint64(0)
     n_right = np.uint64(0)
     first = np.uint64(start)
@@ -72,8 +78,22 @@ def _partition_rows(codes, feature, threshold_bin, missing_left, bits, partition
             goes_left = missing_left if code == MISSING_BIN else code <= threshold_bin
         partition[first + n_left] = row
         scratch[n_right] = row
-        for channel in range(n_stats):
-            left_sums[channel] += stats[row, channel] if goes_left else 0.0
+        left = np.float64(goes_left)
+        if n_stats > LOCAL_SUMS:
+            for channel in range(n_stats):
+                left_sums[channel] += stats[row, channel] * left
+        else:
+            sum_0 += stats[row, 0] * left
+            if n_stats > 1:
+                sum_1 += stats[row, 1] * left
+            if n_stats > 2:
+                sum_2 += stats[row, 2] * left
         n_left += np.uint64(goes_left)
         n_right += np.uint64(not goes_left)
+    if n_stats <= LOCAL_SUMS:
+        left_sums[0] = sum_0
+        if n_stats > 1:
+            left_sums[1] = sum_1
+        if n_stats > 2:
+            left_sums[2] = sum_2
     return np.int64(n_left)  # counted unsigned; signed for the copy and the caller
