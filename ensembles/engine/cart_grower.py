@@ -61,6 +61,8 @@ PURE_IMPURITY = 1e-12
 SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from the rows' codes
 CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN = 0, 1, 2, 3  # rows of CartScratch.cut_bounds
 N_CUT_BOUNDS = 4
+CUTS_A_PASS = 4  # cuts it sums in one pass over a node's rows
+ALL_BITS = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 OCCUPIED, CHOSEN = 0, 1  # CartScratch.cut_sets[k]: a set cut's categories, those going left
 MISSING_WORD, MISSING_BIT = MISSING_BIN >> 6, np.uint64(1) << np.uint64(MISSING_BIN & 63)
 
@@ -461,12 +463,17 @@ def _sum_cut_sides(codes, partition, start, stop, stats, n_thresholds, n_split, 
     features, threshold_bin, sets, hist = (work.cut_features, work.cut_bounds[CUT_BIN],
                                            work.cut_sets, work.hist)
     n_stats = stats.shape[1]
-    if n_stats == TWO_CLASS_STATS:
-        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
-                       n_thresholds, n_split, hist, TWO_CLASS_STATS)
-    elif n_stats == SQUARED_ERROR_STATS:
-        _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
-                       n_thresholds, n_split, hist, SQUARED_ERROR_STATS)
+    if n_stats == TWO_CLASS_STATS or n_stats == SQUARED_ERROR_STATS:
+        for k in range(n_thresholds):  # a threshold's left side as a set: codes 0..b
+            _codes_up_to(threshold_bin[k], sets[k, CHOSEN])
+        for first in range(0, n_split, CUTS_A_PASS):
+            n_cuts = min(CUTS_A_PASS, n_split - first)
+            if n_stats == TWO_CLASS_STATS:
+                _add_left_rows_of_cuts(codes, partition, start, stop, stats, features, sets,
+                                       first, n_cuts, hist, TWO_CLASS_STATS)
+            else:
+                _add_left_rows_of_cuts(codes, partition, start, stop, stats, features, sets,
+                                       first, n_cuts, hist, SQUARED_ERROR_STATS)
     else:
         _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin, sets,
                        n_thresholds, n_split, hist, n_stats)
@@ -518,9 +525,9 @@ def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin
                    n_thresholds, n_split, hist, n_stats):
     """hist[k, 0] += (the statistics, 1) of the rows partition[start:stop] going left at cut
     k < n_split: code <= threshold_bin[k] in column features[k] for k < n_thresholds, the code
-    in the set sets[k, CHOSEN] after (in slot k's bin 0). Inlined, so that a constant n_stats
-    unrolls the channels: a loop over them for every row and feature cost its vector loop's
-    set-up each time."""
+    in the set sets[k, CHOSEN] after (in slot k's bin 0), for statistics other than two
+    classes' and regression's. Inlined, so that a constant n_stats unrolls the channels: a loop over them for
+    every row and feature cost its vector loop's set-up each time."""
     for position in range(start, stop):
         row = np.uint64(partition[position])  # unsigned indices: numba wraps negative ones
         for k in range(np.uint64(n_thresholds)):
@@ -532,6 +539,58 @@ def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin
             goes_left = np.float64((sets[k, CHOSEN, code >> np.uint64(6)]
                                     >> (code & np.uint64(63))) & np.uint64(1))
             _add_to_left(hist, k, stats, row, goes_left, n_stats)
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _add_left_rows_of_cuts(codes, partition, start, stop, stats, features, sets, first, n_cuts,
+                           hist, n_stats):
+    """hist[k, 0] += (the statistics, 1) of the rows partition[start:stop] whose code in
+    column features[k] is in sets[k, CHOSEN], for the n_cuts <= CUTS_A_PASS cuts k = first,
+    first + 1, ...: _add_left_rows for two classes' or regression's statistics (n_stats 2 or
+    3), each cut's sums in local variables, in the same order (the same sums): in hist, each
+    row's sums were loaded and stored back. A cut past n_cuts reads cut `first` again and is
+    not kept."""
+    cut_1 = first + 1 if n_cuts > 1 else first
+    cut_2 = first + 2 if n_cuts > 2 else first
+    cut_3 = first + 3 if n_cuts > 3 else first
+    feature_0, feature_1 = np.uint64(features[first]), np.uint64(features[cut_1])
+    feature_2, feature_3 = np.uint64(features[cut_2]), np.uint64(features[cut_3])
+    set_0, set_1, set_2, set_3 = (sets[first, CHOSEN], sets[cut_1, CHOSEN], sets[cut_2, CHOSEN],
+                                  sets[cut_3, CHOSEN])
+    sums_0 = (0.0, 0.0, 0.0, 0.0)
+    sums_1 = sums_2 = sums_3 = sums_0
+    for position in range(start, stop):
+        row = np.uint64(partition[position])  # unsigned indices: numba wraps negative ones
+        row_stats = (stats[row, 0], stats[row, 1],
+                     stats[row, np.uint64(2)] if n_stats > 2 else 0.0)
+        sums_0 = _add_if_in_set(sums_0, codes[row, feature_0], set_0, row_stats)
+        sums_1 = _add_if_in_set(sums_1, codes[row, feature_1], set_1, row_stats)
+        sums_2 = _add_if_in_set(sums_2, codes[row, feature_2], set_2, row_stats)
+        sums_3 = _add_if_in_set(sums_3, codes[row, feature_3], set_3, row_stats)
+    for j, sums in enumerate((sums_0, sums_1, sums_2, sums_3)):
+        if j < n_cuts:
+            for channel in range(n_stats):
+                hist[first + j, 0, channel] += sums[channel]
+            hist[first + j, 0, n_stats] += sums[3]
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _add_if_in_set(sums, code, chosen, row_stats):
+    """sums + (row_stats, 1) when the code is in the set `chosen` (random_category_set's
+    layout), + 0 else: times 1.0 or 0.0, no branch (a row's side is a coin flip)."""
+    code = np.uint64(code)  # MISSING_BIN is in no set
+    left = np.float64((chosen[code >> np.uint64(6)] >> (code & np.uint64(63))) & np.uint64(1))
+    return (sums[0] + left * row_stats[0], sums[1] + left * row_stats[1],
+            sums[2] + left * row_stats[2], sums[3] + left)
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _codes_up_to(last, chosen):
+    """chosen (random_category_set's layout) = the codes 0..last."""
+    for word in range(SET_WORDS_64):
+        n_bits = np.int64(last) + 1 - 64 * word
+        chosen[word] = (ALL_BITS if n_bits >= 64
+                        else (np.uint64(1) << np.uint64(max(n_bits, 0))) - np.uint64(1))
 
 
 @njit(inline="always", nogil=True, _nrt=False)
