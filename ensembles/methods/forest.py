@@ -86,13 +86,15 @@ def _n_draws(n_samples: int, max_samples: float | None) -> int:
     return max(int(max_samples * n_samples), 1)
 
 
-def _bootstrap_counts(seed: int, n_samples: int, bootstrap: bool,
-                      max_samples: float | None) -> np.ndarray:
+def _bootstrap_counts(seed: int, n_samples: int, max_samples: float | None) -> np.ndarray:
     """How often each row is drawn: _n_draws draws with replacement (scikit-learn's draws for
-    this seed: engine.bootstrap), or every row once."""
-    if not bootstrap:
-        return np.ones(n_samples)
+    this seed: engine.bootstrap)."""
     return bootstrap_counts(seed, n_samples, _n_draws(n_samples, max_samples))
+
+
+def _weighted_rows(weights: np.ndarray, unit_stats: np.ndarray) -> tuple:
+    """(the int32 rows of positive weight, every row's statistics times its weight)."""
+    return np.flatnonzero(weights > 0).astype(np.int32), unit_stats * weights[:, None]
 
 
 class _BaseForest(BaseEstimator):
@@ -133,10 +135,13 @@ class _BaseForest(BaseEstimator):
         (joblib's meaning of n_jobs; the kernels release the GIL). A thread pool of the
         standard library, not joblib's threading backend: that one made a pool per fit (3-8 ms
         before the first tree) and looked for finished trees every 10 ms, a tenth of a
-        100-tree fit on 3,000 rows (docs/small_tables.md)."""
+        100-tree fit on 3,000 rows (docs/small_tables.md). Without bootstrap every tree grows
+        on the same rows and statistics, made once."""
         n_threads = max(1, min(effective_n_jobs(self.n_jobs), len(seeds)))
+        shared = None if self.bootstrap else _weighted_rows(sample_weight, unit_stats)
         with ThreadPoolExecutor(n_threads) as pool:
-            grown = [pool.submit(self._grow_tree, grower, codes, unit_stats, sample_weight, seed)
+            grown = [pool.submit(self._grow_tree, grower, codes, unit_stats, sample_weight, seed,
+                                 shared)
                      for seed in seeds]
             try:
                 return [tree.result()
@@ -145,16 +150,17 @@ class _BaseForest(BaseEstimator):
                 for tree in grown:
                     tree.cancel()
 
-    def _grow_tree(self, grower, codes, unit_stats, sample_weight, seed):
+    def _grow_tree(self, grower, codes, unit_stats, sample_weight, seed, shared):
         """One tree on the rows of positive weight (sample weight x bootstrap count), each
-        row's statistics weighted. The counts become the weights in place and are dropped
-        before the tree grows: fewer temporaries while two threads grow (within 1 MB of the
-        bench forest's peak, measured)."""
-        weights = _bootstrap_counts(seed, codes.shape[0], self.bootstrap, self.max_samples)
-        weights *= sample_weight
-        rows = np.flatnonzero(weights > 0).astype(np.int32)
-        stats = unit_stats * weights[:, None]
-        del weights
+        row's statistics weighted (`shared`: those rows and statistics, without bootstrap).
+        The counts become the weights in place and are dropped before the tree grows: fewer
+        temporaries while two threads grow (within 1 MB of the bench forest's peak, measured)."""
+        if shared is None:
+            counts = _bootstrap_counts(seed, codes.shape[0], self.max_samples)
+            counts *= sample_weight
+            shared = _weighted_rows(counts, unit_stats)
+            del counts
+        rows, stats = shared
         return grower.grow(codes, stats, rows, seed)
 
     def _checked_trees(self, X):
@@ -186,7 +192,7 @@ class _BaseForest(BaseEstimator):
         total = np.zeros((codes.shape[0], self.estimators_[0].value.shape[1]))
         n_trees = np.zeros(codes.shape[0])
         for tree, seed in zip(self.estimators_, seeds, strict=True):
-            counts = _bootstrap_counts(seed, codes.shape[0], self.bootstrap, self.max_samples)
+            counts = _bootstrap_counts(seed, codes.shape[0], self.max_samples)
             out_of_bag = counts == 0
             total[out_of_bag] += tree.predict_binned(codes[out_of_bag])
             n_trees += out_of_bag
