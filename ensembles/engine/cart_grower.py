@@ -61,9 +61,10 @@ PURE_IMPURITY = 1e-12
 SORTED_BINS_MAX_ROWS = 16  # below, a feature's occupied bins are sorted from the rows' codes
 CUT_LOW, CUT_HIGH, CUT_MISSING, CUT_BIN = 0, 1, 2, 3  # rows of CartScratch.cut_bounds
 N_CUT_BOUNDS = 4
-CUTS_A_PASS = 4  # cuts it sums in one pass over a node's rows
+CUTS_A_PASS = 4  # extra trees' cuts summed in one pass over a node's rows (in registers)
 ALL_BITS = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 OCCUPIED, CHOSEN = 0, 1  # CartScratch.cut_sets[k]: a set cut's categories, those going left
+# (a threshold cut's CHOSEN: its codes 0..b, for the second pass: _sum_cut_sides)
 MISSING_WORD, MISSING_BIT = MISSING_BIN >> 6, np.uint64(1) << np.uint64(MISSING_BIN & 63)
 
 
@@ -526,8 +527,8 @@ def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin
     """hist[k, 0] += (the statistics, 1) of the rows partition[start:stop] going left at cut
     k < n_split: code <= threshold_bin[k] in column features[k] for k < n_thresholds, the code
     in the set sets[k, CHOSEN] after (in slot k's bin 0), for statistics other than two
-    classes' and regression's. Inlined, so that a constant n_stats unrolls the channels: a loop over them for
-    every row and feature cost its vector loop's set-up each time."""
+    classes' and regression's. Inlined, so that a constant n_stats unrolls the channels: a
+    loop over them for every row and feature cost its vector loop's set-up each time."""
     for position in range(start, stop):
         row = np.uint64(partition[position])  # unsigned indices: numba wraps negative ones
         for k in range(np.uint64(n_thresholds)):
