@@ -528,7 +528,9 @@ def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin
     k < n_split: code <= threshold_bin[k] in column features[k] for k < n_thresholds, the code
     in the set sets[k, CHOSEN] after (in slot k's bin 0), for statistics other than two
     classes' and regression's. Inlined, so that a constant n_stats unrolls the channels: a
-    loop over them for every row and feature cost its vector loop's set-up each time."""
+    loop over them for every row and feature cost its vector loop's set-up each time. Its
+    thresholds stay compares, not sets of codes 0..b as in _add_left_rows_of_cuts: a compare
+    is cheaper than a set's word here (docs/speed_history.md)."""
     for position in range(start, stop):
         row = np.uint64(partition[position])  # unsigned indices: numba wraps negative ones
         for k in range(np.uint64(n_thresholds)):
@@ -536,9 +538,7 @@ def _add_left_rows(codes, partition, start, stop, stats, features, threshold_bin
             goes_left = 1.0 if codes[row, np.uint64(features[k])] <= threshold_bin[k] else 0.0
             _add_to_left(hist, k, stats, row, goes_left, n_stats)
         for k in range(np.uint64(n_thresholds), np.uint64(n_split)):
-            code = np.uint64(codes[row, np.uint64(features[k])])  # MISSING_BIN is in no set
-            goes_left = np.float64((sets[k, CHOSEN, code >> np.uint64(6)]
-                                    >> (code & np.uint64(63))) & np.uint64(1))
+            goes_left = _in_set_factor(sets[k, CHOSEN], codes[row, np.uint64(features[k])])
             _add_to_left(hist, k, stats, row, goes_left, n_stats)
 
 
@@ -577,12 +577,20 @@ def _add_left_rows_of_cuts(codes, partition, start, stop, stats, features, sets,
 
 @njit(inline="always", nogil=True, _nrt=False)
 def _add_if_in_set(sums, code, chosen, row_stats):
-    """sums + (row_stats, 1) when the code is in the set `chosen` (random_category_set's
-    layout), + 0 else: times 1.0 or 0.0, no branch (a row's side is a coin flip)."""
-    code = np.uint64(code)  # MISSING_BIN is in no set
-    left = np.float64((chosen[code >> np.uint64(6)] >> (code & np.uint64(63))) & np.uint64(1))
+    """sums + (row_stats, 1) when the code is in the set `chosen`, + 0 else (times
+    _in_set_factor)."""
+    left = _in_set_factor(chosen, code)
     return (sums[0] + left * row_stats[0], sums[1] + left * row_stats[1],
             sums[2] + left * row_stats[2], sums[3] + left)
+
+
+@njit(inline="always", nogil=True, _nrt=False)
+def _in_set_factor(chosen, code):
+    """1.0 when the code is in the set `chosen` (random_category_set's layout: bit code % 64
+    of word code // 64), 0.0 else: a factor of the row's statistics, no branch (a row's side
+    is a coin flip to predict). MISSING_BIN is in no set."""
+    code = np.uint64(code)
+    return np.float64((chosen[code >> np.uint64(6)] >> (code & np.uint64(63))) & np.uint64(1))
 
 
 @njit(inline="always", nogil=True, _nrt=False)
