@@ -517,13 +517,35 @@ def _newton_left_sums(hist, last_bin, has_missing, bins, scan):
     rows every bin stays: adding and removing them rounds the running sums.) A node of a few
     rows has a few occupied bins: the gain pass (two divisions a candidate) and the search
     then run over those only. Branch-free: every bin is written at the next candidate's
-    place, which only a kept bin keeps."""
-    missing_g = hist[MISSING_BIN, GRADIENT_CHANNEL]
-    missing_h = hist[MISSING_BIN, HESSIAN_CHANNEL]
+    place, which only a kept bin keeps; bin 0 before the loop, so that the loop tests no bin
+    index, and the missing rows' loop apart (every bin a candidate there)."""
     left_g = 0.0
     left_h = 0.0
-    n_candidates = 0
-    for b in range(last_bin):
+    if has_missing:
+        missing_g = hist[MISSING_BIN, GRADIENT_CHANNEL]
+        missing_h = hist[MISSING_BIN, HESSIAN_CHANNEL]
+        for b in range(last_bin):
+            left_g += hist[b, GRADIENT_CHANNEL]
+            left_h += hist[b, HESSIAN_CHANNEL]
+            bins[b] = b
+            scan[0, b] = left_g
+            scan[1, b] = left_h
+            left_g += missing_g
+            left_h += missing_h
+            scan[3, b] = left_g
+            scan[4, b] = left_h
+            left_g -= missing_g
+            left_h -= missing_h
+        return max(last_bin, 0)
+    if last_bin <= 0:
+        return 0
+    left_g += hist[0, GRADIENT_CHANNEL]  # bin 0 is a candidate: before the loop, which then
+    left_h += hist[0, HESSIAN_CHANNEL]  # tests no bin index
+    bins[0] = 0
+    scan[0, 0] = left_g
+    scan[1, 0] = left_h
+    n_candidates = 1
+    for b in range(1, last_bin):
         grad = hist[b, GRADIENT_CHANNEL]
         hess = hist[b, HESSIAN_CHANNEL]
         left_g += grad
@@ -531,14 +553,7 @@ def _newton_left_sums(hist, last_bin, has_missing, bins, scan):
         bins[n_candidates] = b
         scan[0, n_candidates] = left_g
         scan[1, n_candidates] = left_h
-        if has_missing:
-            left_g += missing_g
-            left_h += missing_h
-            scan[3, n_candidates] = left_g
-            scan[4, n_candidates] = left_h
-            left_g -= missing_g
-            left_h -= missing_h
-        n_candidates += has_missing | (b == 0) | (grad != 0.0) | (hess != 0.0)
+        n_candidates += (grad != 0.0) | (hess != 0.0)
     return n_candidates
 
 
