@@ -154,8 +154,9 @@ class Tree:
         the partition holds rows 0 .. len(out) - 1): no tree walk.
         The rows of a split whose children have node_start -1 (not partitioned) take one step
         down it, reading their codes in `columns` (column-major, as grown)."""
-        _add_leaf_values_partition(self.nodes, self.threshold, self.category_bits, self.value,
-                                   partition, node_start, self.n_samples, columns, out)
+        add_leaf_values_by_partition(self.nodes, self.threshold, self.category_bits,
+                                     self.value, partition, node_start, self.n_samples, columns,
+                                     out)
 
     def feature_gains(self, n_features: int) -> np.ndarray:
         """Total split gain per feature (the gain importance of XGBoost / sklearn's MDI)."""
@@ -490,8 +491,8 @@ def _add_leaf_values_binned(nodes, threshold, category_bits, value, codes, out):
 
 
 @njit(cache=True)
-def _add_leaf_values_partition(nodes, threshold, category_bits, value, partition, node_start,
-                               n_samples, columns, out):
+def add_leaf_values_by_partition(nodes, threshold, category_bits, value, partition,
+                                 node_start, n_samples, columns, out):
     """The final ranges of the partition (a leaf's rows, or the rows of a split that were not
     partitioned) hold every row once, each range's rows increasing (the grower's partition is
     stable and starts from increasing rows). Blocks of PARTITION_ROW_BLOCK rows are added in
@@ -534,7 +535,7 @@ def _add_partition_blocks(nodes, threshold, category_bits, value, partition, nod
 def _add_partition_block(nodes, threshold, category_bits, value, partition, node_start,
                          n_samples, columns, ranges, lo, hi, out):
     """out[row] += the leaf value of each training row lo <= row < hi, range after range
-    (_add_leaf_values_partition)."""
+    (add_leaf_values_by_partition)."""
     threshold_bits = threshold.view(np.uint64)
     for node in ranges:
         start = node_start[node]

@@ -32,6 +32,7 @@ from ensembles.progress import progress
 GROW_POLICIES = {"depthwise": DEPTHWISE, "lossguide": LOSSGUIDE}
 SEED_RANGE = np.iinfo(np.int32).max
 XGBOOST_MIN_SPLIT_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
+NOT_ADDED = np.empty((0, 1))  # grow_gradient_tree_fields' `out` when the caller adds the tree
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +189,7 @@ class NewtonBoosting:
         category_regularization = tree_params.category_regularization()
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
+        adds_while_growing = not (loss.refits_leaves or self._combines(n_outputs))
         for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
             if m % LOAD_CHECK_ROUNDS == LOAD_CHECK_ROUNDS - 1:
                 grower_params = grower_params._replace(threads=follow_load())
@@ -199,21 +201,24 @@ class NewtonBoosting:
             if n_used < n_features:
                 features = np.sort(rng.choice(n_features, n_used, replace=False)).astype(np.int32)
             round_trees, partitions = [], []
+            added = adds_while_growing and len(rows) == len(y)
             for k in range(n_outputs):
                 keep_rows = loss.refits_leaves or k + 1 < n_outputs  # the grower reorders them
                 fields, partition, node_start, workspace = grow_gradient_tree_fields(
                     codes, columns, stats[k], rows.copy() if keep_rows else rows,
                     self._bin_mapper.n_bins_, self._bin_mapper.categorical_, features,
                     grower_params, category_regularization, rng.randint(SEED_RANGE), workspace,
-                    self._bin_mapper.padded_edges)
-                tree = Tree.from_fields(fields, self.learning_rate)
+                    self._bin_mapper.padded_edges, self.learning_rate,
+                    raw[:, k:k + 1] if added else NOT_ADDED)
+                tree = Tree.from_fields(fields)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,
                                               rows)
                 round_trees.append(tree)
                 partitions.append((partition, node_start))
             self.trees_.append(round_trees)
-            self._add_round(raw, round_trees, codes, (columns, partitions))
+            if not added:
+                self._add_round(raw, round_trees, codes, (columns, partitions))
             del rows, partition, partitions  # freed before the next round's rows are made
             if raw_val is not None:
                 self._add_round(raw_val, round_trees, codes_val)
@@ -232,6 +237,10 @@ class NewtonBoosting:
         self.best_iteration_ = int(np.argmin(self.validation_score_))
         return len(self.validation_score_) - 1 - self.best_iteration_ >= self.early_stopping_rounds
 
+    def _combines(self, n_outputs: int) -> bool:
+        """Whether a round's trees are combined (_combine_round) before they are added."""
+        return n_outputs > 1 and type(self)._combine_round is not NewtonBoosting._combine_round
+
     def _add_round(self, raw, round_trees, codes, grown=None):
         """raw += the round's combined tree outputs on binned `codes`. grown = (columns,
         partitions) of the training rows: a tree grown on every row reads its rows' leaves
@@ -240,8 +249,7 @@ class NewtonBoosting:
         (column-major) when the round is added as it is (one output, or no _combine_round),
         else a block of `update`, which _combine_round combines (its zeros and transposed
         add took 3% of an 8-class fit)."""
-        combines = (len(round_trees) > 1
-                    and type(self)._combine_round is not NewtonBoosting._combine_round)
+        combines = self._combines(len(round_trees))
         update = np.zeros((len(round_trees), codes.shape[0], 1)) if combines else None
         for k, tree in enumerate(round_trees):
             out = update[k] if combines else raw[:, k:k + 1]

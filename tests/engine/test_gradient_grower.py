@@ -12,6 +12,7 @@ from ensembles.engine.gradient_grower import (
     GradientParams,
     gradient_workspace,
     grow_gradient_tree,
+    grow_gradient_tree_fields,
 )
 from ensembles.engine.histogram import (
     CHUNK_ROWS,
@@ -23,13 +24,10 @@ from ensembles.engine.node_arrays import max_leaf_count
 from ensembles.engine.tree import LEAF, PARTITION_ROW_BLOCK, Tree
 
 
-@pytest.mark.parametrize(("grow_policy", "max_depth", "max_leaves"),
-                         [(DEPTHWISE, 4, 0), (LOSSGUIDE, 0, 9)])
-def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth, max_leaves):
-    """add_by_partition (the grower's partition, the last split's rows routed by the split)
-    adds to each training row exactly the value a walk of its codes reaches."""
+def _table_with_missing_values(n_rows):
+    """(bin mapper, row-major codes, column-major codes, (g, h)) of 4 features, a tenth
+    missing, and a gradient with structure in the first two and in the missing values."""
     rng = np.random.default_rng(6)
-    n_rows = 2 * PARTITION_ROW_BLOCK + 900  # blocks that cut across the partition's ranges
     X = rng.normal(size=(n_rows, 4))
     X[rng.uniform(size=X.shape) < 0.1] = np.nan
     finite = np.nan_to_num(X)
@@ -37,13 +35,30 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     stats = np.column_stack([grad + 0.1 * rng.normal(size=n_rows), np.ones(n_rows)])
     bin_mapper = BinMapper(64).fit(X)
     codes = bin_mapper.transform(X, order="C")
-    columns = np.asfortranarray(codes)
+    return bin_mapper, codes, np.asfortranarray(codes), stats
+
+
+def _params(grow_policy, max_depth, max_leaves):
+    return GradientParams(grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0,
+                          1.0).typed()
+
+
+@pytest.mark.parametrize(("grow_policy", "max_depth", "max_leaves"),
+                         [(DEPTHWISE, 4, 0), (LOSSGUIDE, 0, 9)])
+def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth, max_leaves):
+    """add_by_partition (the grower's partition, the last split's rows routed by the split)
+    adds to each training row exactly the value a walk of its codes reaches, and so does
+    grow_gradient_tree_fields when it adds the tree it grows (its leaf values shrunk as
+    Tree.from_grown's)."""
+    n_rows = 2 * PARTITION_ROW_BLOCK + 900  # blocks that cut across the partition's ranges
+    bin_mapper, codes, columns, stats = _table_with_missing_values(n_rows)
+    workspace = gradient_workspace(n_rows, 4, max_depth, max_leaves, 1,
+                                   bin_mapper.categorical_)
+    grown = [bin_mapper.n_bins_, bin_mapper.categorical_, np.arange(4, dtype=np.int32),
+             _params(grow_policy, max_depth, max_leaves), CategoryRegularization(), 0,
+             workspace]
     arrays, partition, node_start, _ = grow_gradient_tree(
-        codes, columns, stats, np.arange(n_rows, dtype=np.int32), bin_mapper.n_bins_,
-        bin_mapper.categorical_, np.arange(4, dtype=np.int32),
-        GradientParams(grow_policy, max_depth, max_leaves, 1.0, 0.0, 0.0, 1.0, 1, 0.0,
-                       1.0).typed(), CategoryRegularization(), 0,
-        gradient_workspace(n_rows, 4, max_depth, max_leaves, 1, bin_mapper.categorical_))
+        codes, columns, stats, np.arange(n_rows, dtype=np.int32), *grown)
     tree = Tree.from_grown(arrays, bin_mapper, 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
     if grow_policy == DEPTHWISE:
@@ -53,6 +68,25 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     by_partition = np.full((n_rows, 1), 0.5)
     tree.add_by_partition(partition, node_start, columns, by_partition)
     assert np.array_equal(by_partition, 0.5 + tree.predict_binned(codes))
+
+    while_grown = np.full((n_rows, 1), 0.5)
+    fields, *_ = grow_gradient_tree_fields(codes, columns, stats,
+                                           np.arange(n_rows, dtype=np.int32), *grown,
+                                           bin_mapper.padded_edges, 0.3, while_grown)
+    assert np.array_equal(Tree.from_fields(fields).value, tree.value)
+    assert np.array_equal(while_grown, by_partition)
+
+
+def test_a_tree_is_added_while_grown_only_when_grown_on_every_row():
+    """grow_gradient_tree_fields refuses to add a tree grown on a subsample to every row."""
+    bin_mapper, codes, columns, stats = _table_with_missing_values(500)
+    with pytest.raises(ValueError, match="grown on every row"):
+        grow_gradient_tree_fields(
+            codes, columns, stats, np.arange(0, 500, 2, dtype=np.int32), bin_mapper.n_bins_,
+            bin_mapper.categorical_, np.arange(4, dtype=np.int32), _params(DEPTHWISE, 3, 0),
+            CategoryRegularization(), 0,
+            gradient_workspace(500, 4, 3, 0, 1, bin_mapper.categorical_),
+            bin_mapper.padded_edges, 0.3, np.zeros((500, 1)))
 
 
 @pytest.mark.parametrize("grow_policy", [DEPTHWISE, LOSSGUIDE])
