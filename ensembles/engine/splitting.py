@@ -536,7 +536,7 @@ def _newton_left_sums(hist, last_bin, has_missing, bins, scan):
             scan[4, b] = left_h
             left_g -= missing_g
             left_h -= missing_h
-        return max(last_bin, 0)
+        return last_bin
     if last_bin <= 0:
         return 0
     left_g += hist[0, GRADIENT_CHANNEL]  # bin 0 is a candidate: before the loop, which then
