@@ -10,6 +10,8 @@ session pays once per process, and is reported apart as `first_call_seconds` (ab
 ours, from the numba cache). The in-house engine of the first case also runs once against an
 empty numba cache: its `first_call_seconds` is that case's cold start, compilation included;
 the case `cold_start` times the whole warm-up (every estimator) against an empty cache.
+A worker times a short fit again until its fits took --fit-seconds, and reports their median
+(median_fit_seconds): a study fits thousands of models in a warm process.
 
 Beside time: `fit_memory_over_data_mb` = fit peak RSS - data; `fit_added_mb` = fit peak RSS -
 RSS just before the fit (the data, the interpreter and every library the worker imported are
@@ -23,7 +25,7 @@ issue beside the value it bounds.
     python -m experiments.bench [--rows 1000000] [--small-rows 100000] [--features 28]
                                 [--mid-rows 300000] [--threads 2] [--repeats 3]
                                 [--sweep-jobs 10] [--cases gbt_depthwise ...] [--no-cold]
-                                [--cap-rows N] [--trials 20]
+                                [--cap-rows N] [--trials 20] [--fit-seconds 1]
 
 The cases of issue 43 (gbt_2k ... gbt_tuned) have their own sizes, the shapes studies run on
 (docs/small_tables.md); --cap-rows shrinks them for a quick run.
@@ -62,6 +64,7 @@ from experiments.tuning.space import distributions
 INHOUSE = "inhouse"
 ONE_THREAD = "1 thread"  # engine label suffix of a case's runs at one thread: "inhouse (1 thread)"
 WARM_UP_ROWS = 2000  # rows of the untimed first fit and predict in each worker
+MAX_TIMED_FITS = 25  # fits a worker times at most (median_fit_seconds)
 register_configs()
 
 
@@ -258,13 +261,26 @@ def benchmark_data(spec: Case, n_rows: int, n_features: int):
     return train_test_split(X.astype(np.float64), y, test_size=0.2, random_state=0)
 
 
+def median_fit_seconds(estimator, X, y, fit_seconds: float) -> tuple[float, int]:
+    """(median time of a fit of `estimator` on (X, y), the fits timed): fits until they
+    took fit_seconds in all, or MAX_TIMED_FITS of them, at least one. A 25 ms fit timed once
+    moved by a third from one worker to the next (docs/small_tables.md); a fit of more than
+    fit_seconds is timed once. The estimator is left fitted."""
+    times = []
+    while not times or (sum(times) < fit_seconds and len(times) < MAX_TIMED_FITS):
+        start = time.perf_counter()
+        estimator.fit(X, y)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)), len(times)
+
+
 def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: int,
-               n_trials: int = 1) -> dict:
-    """Fit (and predict) once in this process; the measurement as a dict. The peak memory is
-    that of the fit, the data included (generating the data peaks higher, so the peak is reset
-    after it). `score`: test accuracy, or R^2 for regression. A case of `trials` times
-    fit_trials instead of the fit (its score: their mean accuracy; no predict) and reports
-    `trials_per_minute`."""
+               n_trials: int = 1, fit_seconds: float = 0.0) -> dict:
+    """Fit (and predict) in this process; the measurement as a dict. The fit's time is
+    median_fit_seconds' (`timed_fits`: how many); the peak memory is that of the fits, the
+    data included (generating the data peaks higher, so the peak is reset after it).
+    `score`: test accuracy, or R^2 for regression. A case of `trials` times fit_trials once
+    instead (its score: their mean accuracy; no predict) and reports `trials_per_minute`."""
     spec = CASES[case]
     n_features = spec.n_features or n_features
     X_train, X_test, y_train, y_test = benchmark_data(spec, n_rows, n_features)
@@ -279,21 +295,22 @@ def run_worker(case: str, engine: str, n_rows: int, n_features: int, threads: in
     except OSError:
         pass  # not Linux: the peak includes the data generation
     rss_before_fit_mb = peak_rss_mb()  # after the reset, the peak is the current RSS
-    start = time.perf_counter()
     if spec.trials:
+        start = time.perf_counter()
         trials_score = fit_trials(case, engine, threads, n_trials, X_train, y_train, X_test,
                                   y_test)
+        timed_seconds, timed_fits = time.perf_counter() - start, 1
     else:
-        estimator.fit(X_train, y_train)
-    fit_seconds = time.perf_counter() - start
+        timed_seconds, timed_fits = median_fit_seconds(estimator, X_train, y_train,
+                                                       fit_seconds)
     fit_peak_rss_mb = peak_rss_mb()
     measured = dict(case=case, engine=engine, first_call_seconds=first_call_seconds,
-                    fit_seconds=fit_seconds, fit_peak_rss_mb=fit_peak_rss_mb,
-                    rss_before_fit_mb=rss_before_fit_mb, data_mb=data_mb, rows=n_rows,
-                    features=n_features)
+                    fit_seconds=timed_seconds, timed_fits=timed_fits,
+                    fit_peak_rss_mb=fit_peak_rss_mb, rss_before_fit_mb=rss_before_fit_mb,
+                    data_mb=data_mb, rows=n_rows, features=n_features)
     if spec.trials:
         return measured | {"score": trials_score, "trials": n_trials,
-                           "trials_per_minute": 60 * n_trials / fit_seconds}
+                           "trials_per_minute": 60 * n_trials / timed_seconds}
     X_predict = X_test
     if spec.timed == "predict":
         X_predict = np.tile(X_test, (int(np.ceil(n_rows / len(X_test))), 1))[:n_rows]
@@ -333,7 +350,8 @@ def measure(case: str, engine: str, n_rows: int, threads: int, args,
         env["NUMBA_CACHE_DIR"] = cache_dir
     command = [sys.executable, "-m", "experiments.bench", "--worker", case, engine,
                "--rows", str(n_rows), "--features", str(args.features),
-               "--threads", str(threads), "--trials", str(args.trials)]
+               "--threads", str(threads), "--trials", str(args.trials),
+               "--fit-seconds", str(args.fit_seconds)]
     stdout = run_child(command, env, f"{case}/{engine}")
     return json.loads(stdout.strip().splitlines()[-1])
 
@@ -446,8 +464,8 @@ def run_benchmark(args) -> pd.DataFrame:
 
 MEDIANS = ["first_call_seconds", "fit_seconds", "predict_seconds", "fit_peak_rss_mb", "data_mb",
            "fit_memory_over_data_mb", "fit_added_mb", "score", "job_wall_seconds",
-           "lab_overhead_seconds", "cold_start_seconds", "trials_per_minute", "rows",
-           "features"]
+           "lab_overhead_seconds", "cold_start_seconds", "trials_per_minute", "timed_fits",
+           "rows", "features"]
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -509,7 +527,9 @@ def write_results(summary: pd.DataFrame, out_dir: Path, args) -> None:
     summary.insert(0, "cpu", cpu_model())
     summary.to_csv(out_dir / "bench.csv", index=False)
     header = (f"# Benchmark\n\nCPU: {cpu_model()}. Medians of {args.repeats} interleaved "
-              f"runs per engine, {args.threads} threads, {args.features} features (500 for "
+              "runs (workers) per engine, each worker's fit time the median of its "
+              f"`timed_fits` fits (as many as fill {args.fit_seconds:g} s, at most "
+              f"{MAX_TIMED_FITS}), {args.threads} threads, {args.features} features (500 for "
               f"gbt_wide), {args.rows} rows ({args.mid_rows} for gbt_multiclass, "
               f"{args.small_rows} for the small cases); `score`: test accuracy, R^2 for "
               "regression; ratio = ours / the fastest reference "
@@ -562,6 +582,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="at most this many rows in the cases of their own size")
     parser.add_argument("--trials", type=positive_int, default=20,
                         help="configurations of gbt_tuned")
+    parser.add_argument("--fit-seconds", type=float, default=1.0,
+                        help="a worker times fits until they took this long "
+                             f"(at most {MAX_TIMED_FITS}, at least one) and reports their median")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--out", type=Path, default=REPORTS_OUT)
     parser.add_argument("--no-cold", action="store_true",
@@ -574,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--no-cold leaves no case to run")
     if args.worker:
         print(json.dumps(run_worker(*args.worker, args.rows, args.features, args.threads,
-                                    args.trials)))
+                                    args.trials, args.fit_seconds)))
         return 0
     summary = summarize(run_benchmark(args))
     write_results(summary, args.out, args)

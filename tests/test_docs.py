@@ -40,7 +40,7 @@ def bench_csv(tmp_path_factory):
                          "fit_seconds": [2.0, 1.0, 4.0], "predict_seconds": [0.1, 0.1, 0.1],
                          "score": [0.9, 0.9, 0.9]})
     args = argparse.Namespace(repeats=1, threads=2, features=28, rows=1000, mid_rows=1000,
-                              small_rows=1000, sweep_jobs=1, trials=20)
+                              small_rows=1000, sweep_jobs=1, trials=20, fit_seconds=1.0)
     write_results(summarize(runs), out, args)
     return out / "bench.csv"
 

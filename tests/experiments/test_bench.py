@@ -7,7 +7,17 @@ import pandas as pd
 import pytest
 from threadpoolctl import threadpool_limits
 
-from experiments.bench import CASES, main, run_worker, study_table, summarize, write_results
+from experiments import bench
+from experiments.bench import (
+    CASES,
+    MAX_TIMED_FITS,
+    main,
+    median_fit_seconds,
+    run_worker,
+    study_table,
+    summarize,
+    write_results,
+)
 
 pytestmark = pytest.mark.slow  # each case runs in fresh worker processes
 
@@ -25,6 +35,37 @@ def test_a_small_benchmark_writes_medians_and_ratios(tmp_path):
     assert (summary.fit_peak_rss_mb > summary.data_mb).all()  # the data stay resident in a fit
     assert (summary.first_call_seconds > 0).all()
     assert "ratio_to_fastest_reference" in (tmp_path / "bench.md").read_text()
+    ours_fits = summary.timed_fits[summary.engine.str.startswith("inhouse")]
+    assert (ours_fits > 1).all()  # our fits of 1,600 rows take well under a second
+
+
+class _ClockedFit:
+    """An estimator whose fits take the given durations on a fake clock."""
+
+    def __init__(self, durations):
+        self.now, self.durations, self.fits = 0.0, list(durations), 0
+
+    def clock(self):
+        return self.now
+
+    def fit(self, X, y):
+        self.now += self.durations[self.fits % len(self.durations)]
+        self.fits += 1
+        return self
+
+
+@pytest.mark.parametrize(("durations", "fits", "median"), [
+    ([0.3, 0.1, 0.2, 0.5, 9.0], 4, 0.25),  # until the fits took a second: 1.1 s
+    ([2.0, 0.1], 1, 2.0),  # a long fit is timed once
+    ([0.001], MAX_TIMED_FITS, 0.001),  # at most MAX_TIMED_FITS
+])
+def test_a_short_fit_is_timed_again_and_its_median_reported(monkeypatch, durations, fits,
+                                                           median):
+    estimator = _ClockedFit(durations)
+    monkeypatch.setattr(bench.time, "perf_counter", estimator.clock)
+    seconds, timed_fits = median_fit_seconds(estimator, None, None, 1.0)
+    assert (timed_fits, estimator.fits) == (fits, fits)
+    assert np.isclose(seconds, median)
 
 
 def test_the_multiclass_regression_and_wide_cases_run_on_every_gbt_engine():
@@ -120,7 +161,7 @@ def test_the_study_shaped_cases_run_on_every_engine_with_their_targets(tmp_path)
     # above; OpenMP's barriers on a loaded machine slowed HistGradientBoosting's 100 rounds on
     # 160 rows to a minute at two threads)
     args = argparse.Namespace(repeats=1, threads=1, features=28, rows=0, mid_rows=0,
-                              small_rows=0, sweep_jobs=0, trials=2)
+                              small_rows=0, sweep_jobs=0, trials=2, fit_seconds=0.0)
     with threadpool_limits(limits=1):
         runs = pd.DataFrame([run_worker(case, engine, 200, 28, 1, n_trials=2)
                              for case in STUDY_CASES for engine in CASES[case].engines])
