@@ -262,10 +262,11 @@ def benchmark_data(spec: Case, n_rows: int, n_features: int):
 
 
 def median_fit_seconds(estimator, X, y, fit_seconds: float) -> tuple[float, int]:
-    """(median time of a fit of `estimator` on (X, y), the fits timed): fits until they
-    took fit_seconds in all, or MAX_TIMED_FITS of them, at least one. A 25 ms fit timed once
-    moved by a third from one worker to the next (docs/small_tables.md); a fit of more than
-    fit_seconds is timed once. The estimator is left fitted."""
+    """(the median seconds of the fits of `estimator` on (X, y), how many were timed): it
+    fits until the fits took fit_seconds in all or MAX_TIMED_FITS were made, at least once.
+    A 25 ms fit timed once moved by a third from one worker to the next
+    (docs/small_tables.md); a fit of more than fit_seconds is timed once. The estimator is
+    left fitted."""
     times = []
     while not times or (sum(times) < fit_seconds and len(times) < MAX_TIMED_FITS):
         start = time.perf_counter()
