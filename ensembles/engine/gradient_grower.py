@@ -161,6 +161,17 @@ class LevelWork(NamedTuple):
     blocks: np.ndarray
 
 
+class TreeDelivery(NamedTuple):
+    """How grow_gradient_tree_fields delivers a boosting round's tree: its raw thresholds from
+    the bin mapper's padded_edges, its leaf values times `scale` (the shrinkage), and out +=
+    the leaf value of each training row: `out` has a row per row of the table and the tree is
+    grown on all of them, or no row (the caller adds the tree)."""
+
+    padded_edges: np.ndarray
+    scale: float
+    out: np.ndarray
+
+
 class FeatureSplits(NamedTuple):
     """The best split of each used feature k at each child i of a shared level: gain[i, k]
     (float64), bin[i, k] (int64), missing_left[i, k] (bool), and a set split's set
@@ -371,14 +382,12 @@ def grow_gradient_tree(codes, columns, stats, rows, n_bins, categorical, feature
 
 @njit(cache=True)
 def grow_gradient_tree_fields(codes, columns, stats, rows, n_bins, categorical, features,
-                              params, category_regularization, seed, workspace, padded_edges,
-                              scale, out):
-    """grow_gradient_tree, its tree returned as tree.tree_fields (padded_edges: the bin
-    mapper's) with its leaf values times `scale` (the shrinkage), and out += the leaf value
-    of each training row, read from the partition (tree.add_leaf_values_by_partition): `out`
-    has a row per row of `codes` and the tree is grown on all of them, or none (the caller
-    adds the tree). One call from Python a boosting round instead of six
-    (docs/small_tables.md)."""
+                              params, category_regularization, seed, workspace, delivery):
+    """grow_gradient_tree, its tree delivered as `delivery` (a TreeDelivery) says: returned
+    as tree.tree_fields, its leaf values times the shrinkage, and added to the raw scores of
+    the training rows by its partition (tree.add_leaf_values_by_partition). One call from
+    Python a boosting round instead of six (docs/small_tables.md)."""
+    padded_edges, scale, out = delivery
     if out.shape[0] > 0 and not out.shape[0] == codes.shape[0] == rows.shape[0]:
         raise ValueError("a tree is added while grown only when grown on every row")
     arrays, partition, node_start, workspace = grow_gradient_tree(

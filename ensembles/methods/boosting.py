@@ -20,6 +20,7 @@ from ensembles.engine.gradient_grower import (
     DEPTHWISE,
     LOSSGUIDE,
     GradientParams,
+    TreeDelivery,
     gradient_workspace,
     grow_gradient_tree_fields,
 )
@@ -32,7 +33,7 @@ from ensembles.progress import progress
 GROW_POLICIES = {"depthwise": DEPTHWISE, "lossguide": LOSSGUIDE}
 SEED_RANGE = np.iinfo(np.int32).max
 XGBOOST_MIN_SPLIT_GAIN = 1e-6  # XGBoost's kRtEps: a split must gain more than this
-NOT_ADDED = np.empty((0, 1))  # grow_gradient_tree_fields' `out` when the caller adds the tree
+NOT_ADDED = np.empty((0, 1))  # a TreeDelivery's `out` when the caller adds the tree
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,8 +209,8 @@ class NewtonBoosting:
                     codes, columns, stats[k], rows.copy() if keep_rows else rows,
                     self._bin_mapper.n_bins_, self._bin_mapper.categorical_, features,
                     grower_params, category_regularization, rng.randint(SEED_RANGE), workspace,
-                    self._bin_mapper.padded_edges, self.learning_rate,
-                    raw[:, k:k + 1] if added else NOT_ADDED)
+                    TreeDelivery(self._bin_mapper.padded_edges, float(self.learning_rate),
+                                 raw[:, k:k + 1] if added else NOT_ADDED))
                 tree = Tree.from_fields(fields)
                 if loss.refits_leaves:
                     tree = self._refit_leaves(tree, loss, codes, y, raw[:, k], sample_weight,

@@ -10,6 +10,7 @@ from ensembles.engine.gradient_grower import (
     INITIAL_SLOTS,
     LOSSGUIDE,
     GradientParams,
+    TreeDelivery,
     gradient_workspace,
     grow_gradient_tree,
     grow_gradient_tree_fields,
@@ -72,7 +73,8 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     while_grown = np.full((n_rows, 1), 0.5)
     fields, *_ = grow_gradient_tree_fields(codes, columns, stats,
                                            np.arange(n_rows, dtype=np.int32), *grown,
-                                           bin_mapper.padded_edges, 0.3, while_grown)
+                                           TreeDelivery(bin_mapper.padded_edges, 0.3,
+                                                        while_grown))
     assert np.array_equal(Tree.from_fields(fields).value, tree.value)
     assert np.array_equal(while_grown, by_partition)
 
@@ -86,7 +88,7 @@ def test_a_tree_is_added_while_grown_only_when_grown_on_every_row():
             bin_mapper.categorical_, np.arange(4, dtype=np.int32), _params(DEPTHWISE, 3, 0),
             CategoryRegularization(), 0,
             gradient_workspace(500, 4, 3, 0, 1, bin_mapper.categorical_),
-            bin_mapper.padded_edges, 0.3, np.zeros((500, 1)))
+            TreeDelivery(bin_mapper.padded_edges, 0.3, np.zeros((500, 1))))
 
 
 @pytest.mark.parametrize("grow_policy", [DEPTHWISE, LOSSGUIDE])
