@@ -49,23 +49,20 @@ class Tree:
     category_bits: np.ndarray  # uint32 (n_nodes, SET_WORDS), or no rows without set splits
 
     @classmethod
-    def from_grown(cls, arrays: tuple, bin_mapper, scale: float = 1.0) -> "Tree":
+    def from_grown(cls, arrays: tuple, bin_mapper) -> "Tree":
         """A Tree from a grower's arrays (node_arrays.GrownTree: feature, threshold_bin,
-        missing_left, left, right, value, gain, n_samples, category_bits, one row a node), its
-        leaf values multiplied by `scale` (shrinkage)."""
-        return cls.from_fields(tree_fields(arrays, bin_mapper.n_bins_, bin_mapper.padded_edges),
-                               scale)
+        missing_left, left, right, value, gain, n_samples, category_bits, one row a node)."""
+        return cls.from_fields(tree_fields(arrays, bin_mapper.n_bins_, bin_mapper.padded_edges))
 
     @classmethod
-    def from_fields(cls, fields: tuple, scale: float = 1.0) -> "Tree":
-        """A Tree from tree_fields' tuple, its leaf values multiplied by `scale`."""
+    def from_fields(cls, fields: tuple) -> "Tree":
+        """A Tree from tree_fields' tuple (a boosting round's shrunk in its compiled call:
+        gradient_grower.grow_gradient_tree_fields)."""
         nodes, threshold, leaf_value, gain, n_samples, category_bits, valid = fields
         if not valid:
             raise ValueError(f"a grown tree needs right[i] == left[i] + 1 at every split, split "
                              f"bins 0..{SET_SPLIT_BIN - 1} and features below "
                              f"{MAX_SPLIT_FEATURES}")
-        if scale != 1.0:
-            leaf_value *= scale
         return cls(nodes, threshold, leaf_value, gain, n_samples, category_bits)
 
     @property

@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -50,7 +52,7 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
     """add_by_partition (the grower's partition, the last split's rows routed by the split)
     adds to each training row exactly the value a walk of its codes reaches, and so does
     grow_gradient_tree_fields when it adds the tree it grows (its leaf values shrunk as
-    Tree.from_grown's)."""
+    numpy shrinks them)."""
     n_rows = 2 * PARTITION_ROW_BLOCK + 900  # blocks that cut across the partition's ranges
     bin_mapper, codes, columns, stats = _table_with_missing_values(n_rows)
     workspace = gradient_workspace(n_rows, 4, max_depth, max_leaves, 1,
@@ -60,7 +62,8 @@ def test_training_rows_get_the_leaf_values_of_a_tree_walk(grow_policy, max_depth
              workspace]
     arrays, partition, node_start, _ = grow_gradient_tree(
         codes, columns, stats, np.arange(n_rows, dtype=np.int32), *grown)
-    tree = Tree.from_grown(arrays, bin_mapper, 0.3)
+    unshrunk = Tree.from_grown(arrays, bin_mapper)
+    tree = dataclasses.replace(unshrunk, value=unshrunk.value * 0.3)
     assert (node_start < 0).any()  # the last splits' rows were not partitioned
     if grow_policy == DEPTHWISE:
         assert tree.depth == max_depth
