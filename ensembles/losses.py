@@ -15,6 +15,8 @@ from ensembles.class_choice import most_probable, most_probable_of_logits, two_c
 from ensembles.engine.vector_exp import FUSED, vector_exp
 
 HESSIAN_FLOOR = 1e-16
+NO_COMPILED_STATS, LOGISTIC_STATS, SQUARED_STATS = 0, 1, 2  # Loss.compiled_stats: which
+# one-output statistics compiled_weighted_stats computes inside a compiled boosting loop
 ROW_BLOCK = 1 << 12  # rows per parallel item of the logistic statistics (about 20 us): 10,000
 # rows are shared by two threads (gbt_10k 0.98x against blocks of 2^14, paired)
 
@@ -40,6 +42,7 @@ class Loss:
     name = ""
     tasks: tuple[str, ...] = ()
     refits_leaves = False
+    compiled_stats = NO_COMPILED_STATS
 
     def n_outputs(self, n_classes: int) -> int:
         return 1
@@ -90,6 +93,7 @@ class SquaredLoss(Loss):
 
     name = "squared"
     tasks = ("regression",)
+    compiled_stats = SQUARED_STATS
 
     def init_raw(self, y, weight):
         return np.atleast_1d(np.average(y, axis=0, weights=weight))
@@ -230,6 +234,7 @@ class LogisticLoss(Loss):
 
     name = "logistic"
     tasks = ("binary",)
+    compiled_stats = LOGISTIC_STATS
 
     def init_raw(self, y, weight):
         return np.array([logit(np.average(y, weights=weight))])
@@ -299,6 +304,23 @@ def _logistic_block(y, raw, weight, per_row, pairs, first, stop):
             grad, hess = _logistic_pair(raw[i], y[i])
             pairs[np.uint64(2) * i] = grad * weight[i]
             pairs[np.uint64(2) * i + np.uint64(1)] = hess * weight[i]
+
+
+@njit(cache=True)
+def compiled_weighted_stats(code, y, raw, weight, per_row, out):
+    """weighted_stats of the one-output loss of compiled_stats `code` (LOGISTIC_STATS or
+    SQUARED_STATS), called from a compiled loop (methods.newton_rounds): y float64 and raw
+    (n_samples,) C-contiguous, out (1, n_samples, 2), weights as kernel_weights gives them."""
+    n_rows = raw.shape[0]
+    if code == LOGISTIC_STATS:
+        if n_rows > ROW_BLOCK:
+            _logistic_stats(y, raw, weight, per_row, out[0])
+        else:
+            _logistic_block(y, raw, weight, per_row, out[0].reshape(-1), np.uint64(0),
+                            np.uint64(n_rows))
+    else:
+        _squared_weighted_stats(y.reshape((n_rows, 1)), raw.reshape((n_rows, 1)), weight,
+                                per_row, out)
 
 
 @njit(cache=True, parallel=True)

@@ -26,6 +26,8 @@ from ensembles.engine.gradient_grower import (
 )
 from ensembles.engine.threads import LOAD_CHECK_ROUNDS, engine_threads
 from ensembles.engine.tree import Tree
+from ensembles.losses import kernel_weights
+from ensembles.methods.newton_rounds import RoundTargets, grow_newton_rounds
 from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import validate_prediction_data
 from ensembles.progress import progress
@@ -191,9 +193,26 @@ class NewtonBoosting:
         self.trees_, self.validation_score_ = [], []
         self.best_iteration_ = None
         adds_while_growing = not (loss.refits_leaves or self._combines(n_outputs))
+        compiled = self._compiled_targets(
+            loss, y, sample_weight, n_outputs, adds_while_growing and active is None
+            and self.subsample == 1.0 and n_used == n_features and raw_val is None)
         for m in progress(range(self.n_estimators), self.n_estimators, self.verbose, "round"):
             if m % LOAD_CHECK_ROUNDS == LOAD_CHECK_ROUNDS - 1:
                 grower_params = grower_params._replace(threads=follow_load())
+            if compiled is not None:
+                if m == 0 or m % LOAD_CHECK_ROUNDS == LOAD_CHECK_ROUNDS - 1:
+                    # the rounds up to the next look at the load, in one call
+                    stop = min(self.n_estimators,
+                               ((m + 1) // LOAD_CHECK_ROUNDS + 1) * LOAD_CHECK_ROUNDS - 1)
+                    fields, workspace = grow_newton_rounds(
+                        codes, columns, compiled, stats, self._bin_mapper.n_bins_,
+                        self._bin_mapper.categorical_, np.arange(n_features, dtype=np.int32),
+                        grower_params, category_regularization,
+                        rng.randint(SEED_RANGE, size=stop - m), workspace,
+                        TreeDelivery(self._bin_mapper.padded_edges, float(self.learning_rate),
+                                     raw))
+                    self.trees_ += [[Tree.from_fields(tree)] for tree in fields]
+                continue
             loss.weighted_stats(y, raw, sample_weight, stats)
             rows = np.arange(len(y), dtype=np.int32) if active is None else active.copy()
             if self.subsample < 1.0:
@@ -237,6 +256,16 @@ class NewtonBoosting:
         """Early stopping: no better validation loss in the last early_stopping_rounds rounds."""
         self.best_iteration_ = int(np.argmin(self.validation_score_))
         return len(self.validation_score_) - 1 - self.best_iteration_ >= self.early_stopping_rounds
+
+    def _compiled_targets(self, loss, y, sample_weight, n_outputs, every_row_added):
+        """The RoundTargets of rounds run in compiled calls (newton_rounds) when they can: one
+        output of a loss with compiled statistics, every round's tree grown on every row and
+        feature and added as it is grown (every_row_added), and the same seeds as the Python
+        loop's (one draw a tree, nothing else drawn); else None."""
+        if not (every_row_added and n_outputs == 1 and loss.compiled_stats):
+            return None
+        return RoundTargets(loss.compiled_stats, np.ascontiguousarray(y, dtype=np.float64),
+                            *kernel_weights(sample_weight))
 
     def _combines(self, n_outputs: int) -> bool:
         """Whether a round's trees are combined (_combine_round) before they are added."""

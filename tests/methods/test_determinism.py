@@ -114,11 +114,16 @@ def test_gradient_trees_on_large_nodes_do_not_depend_on_n_jobs(shape, thread_cou
     assert one.trees_[0][0].n_samples[0] > 4 * 32_768  # several chunks at the root
 
 
-def test_boosting_that_follows_the_load_does_not_depend_on_it(thread_counts, monkeypatch):
+@pytest.mark.parametrize("sampling", [dict(subsample=0.8, colsample_bynode=0.8),
+                                      dict(colsample_bynode=0.8)],
+                         ids=["python_rounds", "compiled_rounds"])
+def test_boosting_that_follows_the_load_does_not_depend_on_it(sampling, thread_counts,
+                                                               monkeypatch):
     """A table between SERIAL_TABLE and SHARED_TABLE values runs on the cores idle at the
     start and at every LOAD_CHECK_ROUNDS-th round: here the load says 2, 1, 2, ... idle
     cores, so the fit changes its thread count mid-fit, and must still give the one-thread
-    fit's trees."""
+    fit's trees; with rows subsampled the rounds run in Python, without in compiled calls
+    between two looks at the load (methods.newton_rounds)."""
     X, y = make_classification(n_samples=8_200, n_features=16, random_state=0)
     X[::17, 3] = np.nan
     assert SERIAL_TABLE <= X.size < SHARED_TABLE
@@ -129,8 +134,7 @@ def test_boosting_that_follows_the_load_does_not_depend_on_it(thread_counts, mon
         return 2 if len(looks) % 2 else 1
 
     monkeypatch.setattr(threads, "idle_cores", alternating_load)
-    params = dict(n_estimators=3 * LOAD_CHECK_ROUNDS, max_depth=5, subsample=0.8,
-                  colsample_bynode=0.8, random_state=5)
+    params = dict(n_estimators=3 * LOAD_CHECK_ROUNDS, max_depth=5, random_state=5, **sampling)
     one = ensembles.GradientBoostingClassifier(n_jobs=1, **params)
     following = ensembles.GradientBoostingClassifier(n_jobs=2, **params)
     assert thread_counts(lambda: one.fit(X, y)) == 1

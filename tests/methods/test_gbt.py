@@ -14,6 +14,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ensembles import GradientBoostingClassifier, GradientBoostingRegressor
+from ensembles.losses import ROW_BLOCK
+from ensembles.methods import boosting
 
 ROUNDS = 50
 PARAM_SETS = [
@@ -207,6 +209,37 @@ def test_staged_predictions_end_at_predict():
     assert len(stages) == 20
     assert np.allclose(stages[-1], model.predict_proba(X))
     assert np.array_equal(list(model.staged_predict(X))[-1], model.predict(X))
+
+
+def _tree_arrays(model):
+    return [[getattr(tree, name) for name in ("nodes", "threshold", "value", "gain",
+                                               "n_samples")] for (tree,) in model.trees_]
+
+
+@pytest.mark.parametrize("estimator", [GradientBoostingClassifier, GradientBoostingRegressor])
+def test_compiled_rounds_grow_the_python_loops_trees(estimator, monkeypatch):
+    """Rounds run in compiled calls (methods.newton_rounds: a call up to every look at the
+    load, 15 + 16 + 9 rounds here) grow the trees of the Python loop, bit for bit: the same
+    statistics (given weights; more rows than a statistics block), seeds (colsample_bynode
+    draws from them) and additions to the raw scores."""
+    X, y = make_classification(n_samples=ROW_BLOCK + 900, n_features=8, random_state=3)
+    if estimator is GradientBoostingRegressor:
+        y = X[:, 0] * 3.0 + np.sin(X[:, 1]) + y
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    params = dict(n_estimators=40, max_depth=5, colsample_bynode=0.6, random_state=7)
+    calls = []
+    compiled_call = boosting.grow_newton_rounds
+    monkeypatch.setattr(boosting, "grow_newton_rounds",
+                        lambda *args: (calls.append(len(args[9])), compiled_call(*args))[1])
+    compiled = estimator(**params).fit(X, y, sample_weight=weight)
+    assert calls == [15, 16, 9]
+    monkeypatch.setattr(boosting.NewtonBoosting, "_compiled_targets", lambda *args: None)
+    python = estimator(**params).fit(X, y, sample_weight=weight)
+    assert calls == [15, 16, 9]
+    assert len(compiled.trees_) == 40
+    for ours, loop in zip(_tree_arrays(compiled), _tree_arrays(python), strict=True):
+        for array, expected in zip(ours, loop, strict=True):  # bytes: leaves' NaN payloads
+            assert array.dtype == expected.dtype and array.tobytes() == expected.tobytes()
 
 
 def test_early_stopping_keeps_the_best_validation_round():

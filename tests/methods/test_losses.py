@@ -13,6 +13,8 @@ from ensembles.losses import (
     LogisticLoss,
     SoftmaxLoss,
     SquaredLoss,
+    compiled_weighted_stats,
+    kernel_weights,
 )
 
 STEP = 1e-4
@@ -43,6 +45,25 @@ def test_weighted_stats_are_weighted_derivatives_of_the_loss(loss, n_outputs):
         np.testing.assert_allclose(out[k, :, 0], weight * (up - down) / (2 * STEP), atol=1e-7)
         np.testing.assert_allclose(out[k, :, 1], weight * (up - 2 * mid + down) / STEP**2,
                                    atol=1e-5)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), SquaredLoss()], ids=["logistic", "squared"])
+@pytest.mark.parametrize("n", [ROW_BLOCK - 5, 2 * ROW_BLOCK + 3])
+def test_compiled_stats_are_the_losses_weighted_stats(loss, n):
+    """compiled_weighted_stats (the statistics of the compiled boosting rounds) writes the
+    loss's weighted_stats, bit for bit, with given and broadcast weights, in one block of
+    rows and in several."""
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, n).astype(np.int8)
+    if isinstance(loss, SquaredLoss):
+        y = rng.normal(size=n)
+    raw = 3.0 * rng.normal(size=(n, 1))
+    for weight in (np.broadcast_to(1.0, n), rng.uniform(0.5, 2.0, n)):
+        expected, compiled = np.empty((1, n, 2), np.float32), np.empty((1, n, 2), np.float32)
+        loss.weighted_stats(y, raw, weight, expected)
+        compiled_weighted_stats(loss.compiled_stats, y.astype(np.float64), raw[:, 0],
+                                *kernel_weights(weight), compiled)
+        assert compiled.tobytes() == expected.tobytes()
 
 
 def test_logistic_stats_match_numpy_with_broadcast_and_given_weights():
