@@ -35,8 +35,10 @@ Which module does what, for whom:
 
 numba's on-disk cache is invalidated only when a kernel's own file changes, not when a kernel
 it calls (and has inlined) changes in another file; a stale entry then runs old machine code,
-which can crash. So the cache lives in a directory named after a hash of all engine sources:
-any change to the engine starts a fresh cache. NUMBA_CACHE_DIR, if set, is the parent.
+which can crash. So the cache lives in a directory named after a hash of all engine sources
+and of every other module of the package that compiles kernels (the losses', which the
+compiled boosting rounds of methods.newton_rounds call): any change to them starts a fresh
+cache. NUMBA_CACHE_DIR, if set, is the parent.
 
 Kernels copy one array into another with a loop, not an array assignment (`a[:] = b`): numba
 compiles an assignment's shape check with the text of its error message, string formatting
@@ -52,7 +54,9 @@ import numba
 
 
 def _engine_cache_dir() -> Path:
-    sources = sorted(Path(__file__).parent.glob("*.py"))
+    engine = Path(__file__).parent
+    sources = sorted({*engine.glob("*.py"), *(path for path in engine.parent.rglob("*.py")
+                                              if "njit" in path.read_text())})
     digest = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()[:16]
     parent = os.environ.get("NUMBA_CACHE_DIR") or Path.home() / ".cache" / "ensembles-lab" / "numba"
     return Path(parent) / f"engine-{digest}"

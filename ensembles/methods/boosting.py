@@ -26,7 +26,7 @@ from ensembles.engine.gradient_grower import (
 )
 from ensembles.engine.threads import LOAD_CHECK_ROUNDS, engine_threads
 from ensembles.engine.tree import Tree
-from ensembles.losses import kernel_weights
+from ensembles.losses import compiled_stats_targets, kernel_weights
 from ensembles.methods.newton_rounds import RoundTargets, grow_newton_rounds
 from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import validate_prediction_data
@@ -257,14 +257,15 @@ class NewtonBoosting:
         self.best_iteration_ = int(np.argmin(self.validation_score_))
         return len(self.validation_score_) - 1 - self.best_iteration_ >= self.early_stopping_rounds
 
-    def _compiled_targets(self, loss, y, sample_weight, n_outputs, every_row_added):
+    def _compiled_targets(self, loss, y, sample_weight, n_outputs, plain_rounds):
         """The RoundTargets of rounds run in compiled calls (newton_rounds) when they can: one
-        output of a loss with compiled statistics, every round's tree grown on every row and
-        feature and added as it is grown (every_row_added), and the same seeds as the Python
-        loop's (one draw a tree, nothing else drawn); else None."""
-        if not (every_row_added and n_outputs == 1 and loss.compiled_stats):
+        output of a loss with compiled statistics, and plain_rounds: every round's tree grown
+        on every row and feature and added as it is grown, no validation set, so that the
+        random state gives the Python loop's seeds (one draw a tree, nothing else drawn);
+        else None."""
+        if not (plain_rounds and n_outputs == 1 and loss.compiled_stats):
             return None
-        return RoundTargets(loss.compiled_stats, np.ascontiguousarray(y, dtype=np.float64),
+        return RoundTargets(loss.compiled_stats, *compiled_stats_targets(loss.compiled_stats, y),
                             *kernel_weights(sample_weight))
 
     def _combines(self, n_outputs: int) -> bool:

@@ -19,10 +19,12 @@ from ensembles.losses import compiled_weighted_stats
 
 class RoundTargets(NamedTuple):
     """What the compiled rounds fit: the loss's compiled statistics (its compiled_stats code),
-    y as float64 and the sample weights as losses.kernel_weights gives them."""
+    y as losses.compiled_stats_targets gives it (labels or values) and the sample weights as
+    losses.kernel_weights gives them."""
 
     stats_code: int
-    y: np.ndarray
+    labels: np.ndarray
+    values: np.ndarray
     weight: np.ndarray
     per_row: bool
 
@@ -37,8 +39,8 @@ def grow_newton_rounds(codes, columns, targets, stats, n_bins, categorical, feat
     raw = delivery.out.reshape(-1)
     trees = []
     for seed in seeds:
-        compiled_weighted_stats(targets.stats_code, targets.y, raw, targets.weight,
-                                targets.per_row, stats)
+        compiled_weighted_stats(targets.stats_code, targets.labels, targets.values, raw,
+                                targets.weight, targets.per_row, stats)
         rows = np.empty(codes.shape[0], np.int32)
         for row in range(rows.shape[0]):
             rows[row] = row

@@ -13,6 +13,7 @@ from ensembles.losses import (
     LogisticLoss,
     SoftmaxLoss,
     SquaredLoss,
+    compiled_stats_targets,
     compiled_weighted_stats,
     kernel_weights,
 )
@@ -61,8 +62,8 @@ def test_compiled_stats_are_the_losses_weighted_stats(loss, n):
     for weight in (np.broadcast_to(1.0, n), rng.uniform(0.5, 2.0, n)):
         expected, compiled = np.empty((1, n, 2), np.float32), np.empty((1, n, 2), np.float32)
         loss.weighted_stats(y, raw, weight, expected)
-        compiled_weighted_stats(loss.compiled_stats, y.astype(np.float64), raw[:, 0],
-                                *kernel_weights(weight), compiled)
+        compiled_weighted_stats(loss.compiled_stats, *compiled_stats_targets(
+            loss.compiled_stats, y), raw[:, 0], *kernel_weights(weight), compiled)
         assert compiled.tobytes() == expected.tobytes()
 
 
