@@ -1,6 +1,6 @@
 """Rounds of one-output Newton boosting in one compiled call: on tables of a few thousand rows
 a round's tree takes about 250 us, and the Python between two rounds (the loss's statistics,
-the grower's call, the seed, the round's records) took 40 more (docs/small_tables.md).
+the grower's call, the seed, the round's records) took about 45 more (docs/small_tables.md).
 
 Each round is the Python loop's (methods.boosting): g, h of the loss at the raw scores F
 (losses.compiled_weighted_stats), a tree grown on every row, F <- F + eta f (CSC411 GBT
