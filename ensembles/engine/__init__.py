@@ -32,13 +32,11 @@ Which module does what, for whom:
 | threads         | n_jobs -> numba threads                              | every estimator      |
 | array_views     | arrays read at their addresses: a packed ensemble's  | tree                 |
 |                 | trees, without copying them into one table           |                      |
+| kernel_cache    | where numba caches the kernels: one directory per    | every module that    |
+|                 | version of their sources, any checkout's path        | compiles kernels     |
 
-numba's on-disk cache is invalidated only when a kernel's own file changes, not when a kernel
-it calls (and has inlined) changes in another file; a stale entry then runs old machine code,
-which can crash. So the cache lives in a directory named after a hash of all engine sources
-and of every other module of the package that compiles kernels (the losses', which the
-compiled boosting rounds of methods.newton_rounds call): any change to them starts a fresh
-cache. NUMBA_CACHE_DIR, if set, is the parent.
+numba's on-disk cache: kernel_cache (one directory per version of the sources of kernels,
+shared by every checkout of them).
 
 Kernels copy one array into another with a loop, not an array assignment (`a[:] = b`): numba
 compiles an assignment's shape check with the text of its error message, string formatting
@@ -46,20 +44,6 @@ included, once per dimension count and process (3 s of a one-process cold start,
 Filling with a scalar (`a[:] = 0.0`) has no such check.
 """
 
-import hashlib
-import os
-from pathlib import Path
+from ensembles.engine.kernel_cache import use_engine_cache
 
-import numba
-
-
-def _engine_cache_dir() -> Path:
-    engine = Path(__file__).parent
-    sources = sorted({*engine.glob("*.py"), *(path for path in engine.parent.rglob("*.py")
-                                              if "njit" in path.read_text())})
-    digest = hashlib.sha256(b"".join(path.read_bytes() for path in sources)).hexdigest()[:16]
-    parent = os.environ.get("NUMBA_CACHE_DIR") or Path.home() / ".cache" / "ensembles-lab" / "numba"
-    return Path(parent) / f"engine-{digest}"
-
-
-numba.config.CACHE_DIR = str(_engine_cache_dir())
+use_engine_cache()
