@@ -148,7 +148,9 @@ def test_the_cold_start_compiles_every_estimator_against_an_empty_cache(tmp_path
     [ours] = summary.itertuples()
     assert (ours.case, ours.engine) == ("cold_start", "inhouse")
     assert ours.cold_start_seconds > 0
+    assert ours.other_checkout_seconds > 0  # that it loads: tests/engine/test_kernel_cache.py
     assert "in total <= 15 s" in (tmp_path / "bench.md").read_text()
+    assert "another checkout of the same sources" in (tmp_path / "bench.md").read_text()
 
 
 STUDY_CASES = ["gbt_2k", "gbt_10k", "random_forest_table_codes", "random_forest_table_native",
