@@ -249,12 +249,8 @@ class LogisticLoss(Loss):
         return p - y[:, None], np.maximum(p * (1.0 - p), HESSIAN_FLOOR)
 
     def weighted_stats(self, y, raw, weight, out):
-        raw, stats = np.ascontiguousarray(raw[:, 0]), out[0]
-        if len(y) > ROW_BLOCK:
-            _logistic_stats(y, raw, *kernel_weights(weight), stats)
-        else:
-            _logistic_block(y, raw, *kernel_weights(weight), stats.reshape(-1), np.uint64(0),
-                            np.uint64(len(y)))
+        compiled_weighted_stats(LOGISTIC_STATS, *compiled_stats_targets(LOGISTIC_STATS, y),
+                                np.ascontiguousarray(raw[:, 0]), *kernel_weights(weight), out)
 
     def loss(self, y, raw, weight):
         return float(np.average(np.logaddexp(0.0, raw[:, 0]) - y * raw[:, 0], weights=weight))
