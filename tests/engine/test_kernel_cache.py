@@ -13,13 +13,15 @@ import sys
 from pathlib import Path
 
 import numba
+import pytest
 from numba.core.registry import CPUDispatcher
 
 import ensembles
-from ensembles.engine.kernel_cache import PackageLocator, engine_cache_dir
+from ensembles.engine.kernel_cache import PackageLocator, engine_cache_dir, first_writable
 
 PACKAGE = Path(ensembles.__file__).parent
-PRINT_CACHE_DIR = "import numba, ensembles.engine; print(numba.config.CACHE_DIR)"
+PRINT_CACHE_DIR = ("from ensembles.engine.kernel_cache import engine_cache_dir; "
+                   "print(engine_cache_dir())")
 # a small kernel: compiling it takes about a second
 CALL_A_KERNEL = """
 import json
@@ -36,10 +38,18 @@ def _copy_package(root: Path) -> Path:
     return root
 
 
-def _run(root: Path, program: str, cache: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache)}
+def _run(root: Path, program: str, cache: Path, **environment: str) -> str:
+    return _process(root, program, cache, **environment).stdout.strip().splitlines()[-1]
+
+
+def _process(root: Path, program: str, cache: Path, **environment: str):
+    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CACHE_DIR": str(cache), **environment}
     return subprocess.run([sys.executable, "-c", program], env=env, cwd=root, check=True,
-                          capture_output=True, text=True).stdout.strip().splitlines()[-1]
+                          capture_output=True, text=True)
+
+
+def _cache_files_in(root: Path) -> list[Path]:
+    return [*root.rglob("*.nbi"), *root.rglob("*.nbc")]
 
 
 def test_the_cache_directory_changes_with_every_source_of_kernels(tmp_path):
@@ -101,3 +111,41 @@ def test_kernels_of_other_packages_are_left_to_numbas_own_locators():
         return 1
 
     assert PackageLocator.from_function(outside, numba.__file__) is None
+
+
+def test_an_unwritable_cache_directory_gives_way_to_the_users_own_not_the_checkout(tmp_path):
+    """numba uses a cache directory only if it can write it, and would fall back to the
+    checkout's __pycache__, where an entry outlives an edit of a kernel it inlined. A
+    NUMBA_CACHE_DIR that cannot be a directory (a file: unwritable even for root) gives way,
+    with a warning naming it, to ~/.cache/ensembles-lab/numba."""
+    root = _copy_package(tmp_path / "checkout")
+    not_a_directory = tmp_path / "a-file"
+    not_a_directory.write_text("")
+    done = _process(root, CALL_A_KERNEL, not_a_directory, HOME=str(tmp_path / "home"))
+    cache_path = Path(json.loads(done.stdout.strip().splitlines()[-1])["cache_path"])
+    assert cache_path.is_relative_to(tmp_path / "home" / ".cache" / "ensembles-lab" / "numba")
+    assert f"numba cannot write its cache in {not_a_directory}" in done.stderr
+    assert _cache_files_in(root) == []
+
+
+def test_no_writable_cache_directory_is_an_error_naming_each_one_tried(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(RuntimeError, match="a-file/first, .*a-file/second"):
+        first_writable([blocker / "first", blocker / "second"])
+
+
+def test_a_users_locators_and_cache_directory_stay_theirs(tmp_path):
+    """NUMBA_CACHE_LOCATOR_CLASSES set by a user still has the package's kernels in the
+    engine's directory (PackageLocator first, their locators for other kernels), and numba's
+    CACHE_DIR, where a user's own kernels go, is left as they set it."""
+    root = _copy_package(tmp_path / "checkout")
+    cache = tmp_path / "cache"
+    program = CALL_A_KERNEL.replace("print(json.dumps({", "import numba\nprint(json.dumps({"
+                                    "'cache_dir': numba.config.CACHE_DIR, "
+                                    "'locators': numba.config.CACHE_LOCATOR_CLASSES, ")
+    seen = json.loads(_run(root, program, cache, NUMBA_CACHE_LOCATOR_CLASSES="InTreeCacheLocator"))
+    assert Path(seen["cache_path"]).parent.parent == cache
+    assert seen["locators"] == "ensembles.engine.kernel_cache.PackageLocator,InTreeCacheLocator"
+    assert seen["cache_dir"] == str(cache)
+    assert _cache_files_in(root) == []
