@@ -47,14 +47,18 @@ def sources_digest() -> str:
 
 def writable_directory(path: Path) -> bool:
     """Whether `path` is, or can be made, a directory this process writes into (numba's own
-    test of a cache directory) and, in the shared temp directory, one of this user's own."""
+    test of a cache directory) and, in the shared temp directory, one of this user's own down
+    from there (no other user could have planted machine code in it)."""
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
         tempfile.TemporaryFile(dir=path).close()
     except OSError:
         return False
-    in_temp = path.is_relative_to(tempfile.gettempdir())
-    return not in_temp or (not path.is_symlink() and path.stat().st_uid == os.getuid())
+    temp = Path(tempfile.gettempdir())
+    own = [directory for directory in (path, *path.parents)
+           if directory.is_relative_to(temp) and directory != temp]
+    return all(not directory.is_symlink() and directory.stat().st_uid == os.getuid()
+               for directory in own)
 
 
 def first_writable(candidates: list[Path]) -> Path:

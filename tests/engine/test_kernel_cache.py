@@ -17,7 +17,12 @@ import pytest
 from numba.core.registry import CPUDispatcher
 
 import ensembles
-from ensembles.engine.kernel_cache import PackageLocator, engine_cache_dir, first_writable
+from ensembles.engine.kernel_cache import (
+    PackageLocator,
+    engine_cache_dir,
+    first_writable,
+    writable_directory,
+)
 
 PACKAGE = Path(ensembles.__file__).parent
 PRINT_CACHE_DIR = ("from ensembles.engine.kernel_cache import engine_cache_dir; "
@@ -149,3 +154,14 @@ def test_a_users_locators_and_cache_directory_stay_theirs(tmp_path):
     assert seen["locators"] == "ensembles.engine.kernel_cache.PackageLocator,InTreeCacheLocator"
     assert seen["cache_dir"] == str(cache)
     assert _cache_files_in(root) == []
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="giving a directory to another user needs root")
+def test_a_temp_directory_another_user_owns_is_not_used(tmp_path):
+    """The last fallback sits in the shared temp directory: a directory there that another
+    user made (and could fill with machine code) is passed over; pytest's tmp_path is in it."""
+    assert writable_directory(tmp_path / "mine" / "engine-x")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 12345, 12345)
+    assert not writable_directory(theirs / "engine-x")
