@@ -1,4 +1,5 @@
-"""Build the report of one MLflow experiment: results.csv, tables.md, tables.tex and figures/."""
+"""Build the report of one MLflow experiment: results.csv, verdicts.csv, tables.md, tables.tex
+and figures/."""
 
 import sys
 from pathlib import Path
@@ -6,11 +7,13 @@ from pathlib import Path
 import pandas as pd
 from mlflow import MlflowClient
 
+from reports.across import against_baseline, default_baseline
 from reports.analyses.bias_variance import bias_variance_tables
 from reports.analyses.diversity import diversity_tables
 from reports.analyses.margins import boosted_methods, margin_figure
 from reports.datasets import datasets_table
 from reports.esl import BOOSTED, ESL_CURVE, esl_datasets, esl_figure
+from reports.failures import failures
 from reports.fht import (
     ALGORITHMS,
     FHT_CURVE,
@@ -24,11 +27,13 @@ from reports.fht import (
 from reports.figures import CURVE_PREFIX, cd_diagram, learning_curves
 from reports.figures import save as save_figure
 from reports.render import (
+    format_across,
+    format_failures,
     format_friedman_table,
     format_metric_table,
     format_parity_table,
     format_timing_table,
-    format_wins_table,
+    format_verdict_counts,
     to_latex,
     to_markdown,
 )
@@ -45,17 +50,17 @@ from reports.runs import (
     open_experiment,
     sweep_run_id,
 )
-from reports.stats import average_ranks, friedman_nemenyi, not_worse_than_best, wins_ties_losses
+from reports.stats import complete_means, friedman_nemenyi, ranking_block
 from reports.tables import (
-    PRIMARY_METRICS,
-    TEST_TRAIN_RATIO,
+    TABLE_METRICS,
     MetricTable,
     left_out_line,
     mixed_environments_line,
     ok_runs,
     parity,
-    split_ratios,
+    split_sizes_of_runs,
     summarize,
+    tabled_metrics,
     timing,
 )
 from reports.tuning import (
@@ -71,6 +76,9 @@ from reports.tuning import (
     tunability,
     tuning_cost,
 )
+from reports.verdicts import verdict_counts, verdicts, write_csv
+
+VERDICTS_CSV = "verdicts.csv"
 
 
 def parse_baseline(baseline: str | None, tables: list[MetricTable]) -> tuple[str, ...] | None:
@@ -131,33 +139,33 @@ def build_report(
     if mixed:
         print(mixed, file=sys.stderr)
     tables: list[MetricTable] = []
-    for metric in PRIMARY_METRICS:
-        if metric in ok.columns and ok[metric].notna().any():
-            values = load_split_values(client, ok[ok[metric].notna()], metric)
-            values[TEST_TRAIN_RATIO] = values["run_id"].map(split_ratios(ok))
-            tables.append(summarize(values, metric))
+    sizes = split_sizes_of_runs(ok)
+    for metric in tabled_metrics(ok):
+        values = load_split_values(client, ok[ok[metric].notna()], metric)
+        tables.append(summarize(values.join(sizes, on="run_id"), metric))
     if not tables:
         statuses = runs["status"].fillna("no status").value_counts().sort_index()
         counts = ", ".join(f"{n} {status}" for status, n in statuses.items()) or "no runs"
         raise ReportError(
             f"experiment '{experiment}' in {tracking_uri} has no ok run with "
-            f"{' or '.join(PRIMARY_METRICS)} ({counts})"
+            f"{' or '.join(TABLE_METRICS)} ({counts})"
         )
     chosen = parse_baseline(baseline, tables)
-    text_tables, wins_tables, friedman_results = [], [], []
+    found = [verdicts(table) for table in tables]
+    text_tables, friedman_results = across_tables(tables, chosen), []
     for table in tables:
-        ranks = average_ranks(table.mean)
-        text_tables.append(format_metric_table(table, not_worse_than_best(table), ranks))
-        reference = chosen or table.mean.columns[0]
-        if reference in list(table.mean.columns) and len(table.mean.columns) > 1:
-            wins = wins_ties_losses(table, reference)
-            wins_tables.append(format_wins_table(wins, table.metric, reference))
         result = friedman_nemenyi(table)
         if result is not None:
             friedman_results.append(result)
-    text_tables += wins_tables
     if friedman_results:
         text_tables.append(format_friedman_table(friedman_results))
+    text_tables += [format_metric_table(table, rows, ranking_block(complete_means(table)))
+                    for table, rows in zip(tables, found, strict=True)]  # fmt: skip
+    text_tables += [format_verdict_counts(verdict_counts(rows), table.metric)
+                    for table, rows in zip(tables, found, strict=True)]  # fmt: skip
+    failed = failures(runs)
+    if not failed.empty:
+        text_tables.append(format_failures(failed))
     text_tables.append(format_timing_table(timing(ok)))
     parity_table = parity(ok)
     if not parity_table.empty:
@@ -189,7 +197,8 @@ def build_report(
     if described is not None:
         outputs |= {"datasets.md": to_markdown([described]),
                     "datasets.tex": to_latex([described])}  # fmt: skip
-    paths = []
+    paths = [out_dir / VERDICTS_CSV]
+    write_csv(found, paths[0])
     for name, text in outputs.items():
         path = out_dir / name
         path.write_text(text)
@@ -224,6 +233,20 @@ def build_report(
     if figure_paths:
         log_report_run(client, experiment_id, figure_paths)
     return paths + figure_paths
+
+
+def across_tables(tables: list[MetricTable], baseline: tuple[str, ...] | None) -> list:
+    """The headline of a study of several datasets: per table with at least 2 datasets and 2
+    columns, every column against `baseline` (default: `across.default_baseline`) across the
+    datasets (`across.against_baseline` on the means of complete cells)."""
+    headline = []
+    for table in tables:
+        reference = baseline or default_baseline(table)
+        if len(table.mean) < 2 or table.mean.shape[1] < 2 or reference not in table.mean.columns:
+            continue
+        comparison = against_baseline(complete_means(table), table.metric, reference)
+        headline.append(format_across(comparison, table.metric, reference))
+    return headline
 
 
 def fht_mean_curves(client: MlflowClient, ok: pd.DataFrame, dataset: str) -> pd.DataFrame:

@@ -11,10 +11,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from reports.render import column_label  # noqa: E402
 from reports.stats import MIN_DATASETS, FriedmanResult  # noqa: E402
 from reports.styles import engine_style, hues  # noqa: E402
-from reports.tables import column_keys  # noqa: E402
+from reports.tables import column_keys, column_label  # noqa: E402
 
 FORMATS = ("png", "pdf")
 CURVE_PREFIX = "curve_"

@@ -7,19 +7,25 @@ from dataclasses import dataclass
 import pandas as pd
 from tabulate import tabulate
 
-from reports.stats import MIN_DATASETS, FriedmanResult
-from reports.tables import MetricTable
+from reports.across import ROPE, scale
+from reports.stats import ALPHA, MIN_DATASETS, MIN_RESAMPLES, FriedmanResult, average_ranks
+from reports.tables import ERROR_RATES, MetricTable, column_label
+from reports.verdicts import BEST, RESAMPLES, TIE, UNTESTED, verdict_grid
 
 PLUS_MINUS = "±"
 MISSING = "–"
 AVERAGE_RANK = "average rank"
 WITHHELD = "withheld"
 CORRECTED_T = (
-    "Nadeau and Bengio's 2003 corrected resampled t-test on the values paired by seed and "
-    "split: t = mean(d) / sqrt((1/J + n_test/n_train) s^2), J - 1 df, the variance inflated "
-    "for the overlapping training sets of the J resamples"
+    "Nadeau and Bengio's 2003 corrected resampled t-test on the J values paired by seed and "
+    "split, t = mean(d) / sqrt((1/J + n_test/n_train) s^2) with J - 1 df (Bouckaert and Frank "
+    "2004 for repeated k-fold)"
 )
-UNTESTED = "the runs do not carry their split sizes, or one pair"
+ERROR_FLOOR = (
+    "for an error rate, s^2 at least (|mean(d)| - mean(d)^2) / n_test, the least variance of "
+    "a difference of error rates on n_test test rows, so that equal differences on every seed "
+    "are never significant by themselves"
+)
 LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "&": r"\&",
@@ -47,13 +53,14 @@ class TextTable:
     cells: pd.DataFrame
     bold: pd.DataFrame
     underline: pd.DataFrame | None = None
+    italic: pd.DataFrame | None = None
 
-    @property
-    def underlined(self) -> pd.DataFrame:
-        """The underline marks, all False when none were given."""
-        if self.underline is None:
+    def marks(self, name: str) -> pd.DataFrame:
+        """The marks `name` (underline, italic), all False when none were given."""
+        given = getattr(self, name)
+        if given is None:
             return pd.DataFrame(False, index=self.cells.index, columns=self.cells.columns)
-        return self.underline
+        return given
 
 
 def row_decimals(means: pd.Series, significant: int = 3) -> int:
@@ -73,58 +80,123 @@ def format_cell(mean: float, std: float, decimals: int) -> str:
     return f"{mean:.{decimals}f} {PLUS_MINUS} {std:.{decimals}f}"
 
 
-def column_label(column: tuple[str, ...]) -> str:
-    """`method / engine` (`method / engine / encoding`), the header of a table's column."""
-    return " / ".join(column)
+def format_count(n: int, resamples: int) -> str:
+    """` [n/N]` after a cell's numbers when it has n of its row's N resamples, else nothing."""
+    return f" [{n}/{resamples}]" if n < resamples else ""
 
 
-def format_metric_table(
-    table: MetricTable,
-    underline: pd.DataFrame | None = None,
-    avg_ranks: pd.Series | None = None,
-) -> TextTable:
-    """Cells `mean ± std` with per-dataset decimals; headers `column_label`; best in bold;
-    `underline` marks (cells not significantly worse than the best); an `average rank` last row
-    when `avg_ranks` is given."""
+def metric_legend(metric: str) -> str:
+    """What a metric table's numbers, emphasis and marks mean."""
+    floor = f"; {ERROR_FLOOR}" if metric in ERROR_RATES else ""
+    return (
+        f"Mean {PLUS_MINUS} sample std (ddof=1) over the resamples (seeds x splits) of each "
+        "cell's ok runs. Verdicts within each dataset (verdicts.csv): bold = best, the lowest "
+        "mean among the cells with every resample of their row; underlined = tie, not "
+        "significantly different from the bold cell; plain = worse, significantly worse than it "
+        f"({CORRECTED_T}{floor}; Holm-adjusted over the row's tested cells, alpha {ALPHA}); "
+        f"italic = untested: fewer than {MIN_RESAMPLES} paired resamples, split sizes unknown, "
+        "or a resample missing. [n/N]: the cell has n of its row's N resamples (a failed, "
+        f"missing or unfinished run: see failures); {MISSING}: no ok run."
+    )
+
+
+def format_metric_table(table: MetricTable, found: pd.DataFrame,
+                        block: pd.DataFrame | None = None) -> TextTable:
+    """Cells `mean ± std [n/N]` with per-dataset decimals, headers `column_label`, emphasis from
+    the verdict rows `found` (bold best, underlined tie, italic untested); an `average rank`
+    last row over `block` (`stats.ranking_block`) when given."""
+    verdict, resamples = verdict_grid(found, table, "verdict"), verdict_grid(found, table,
+                                                                              RESAMPLES)
     rows = {}
     for dataset, means in table.mean.iterrows():
         decimals = row_decimals(means)
-        stds = table.std.loc[dataset]
-        rows[dataset] = [format_cell(m, s, decimals) for m, s in zip(means, stds, strict=True)]
-    headers = [column_label(column) for column in table.mean.columns]
-    bold = pd.DataFrame(table.best.to_numpy(), index=list(rows), columns=headers)
-    marks = pd.DataFrame(False, index=list(rows), columns=headers)
-    caption = (
-        f"Mean {PLUS_MINUS} sample std (ddof=1) over all seeds and splits of the ok runs; "
-        "lowest per dataset in bold."
-    )
-    if underline is not None:
-        marks[:] = underline.reindex(index=table.mean.index, columns=table.mean.columns).fillna(
-            False
-        ).to_numpy(bool)
-        caption += (
-            f" Underlined: not significantly different from the best within the dataset "
-            f"({CORRECTED_T}; Holm-corrected within the row, alpha 0.05); no mark where "
-            f"untested ({UNTESTED})."
-        )
-    if avg_ranks is not None:
-        rows[AVERAGE_RANK] = [
-            MISSING if math.isnan(r) else f"{r:.2f}"
-            for r in avg_ranks.reindex(table.mean.columns)
+        rows[dataset] = [
+            format_cell(m, s, decimals) + (format_count(n, resamples.loc[dataset, c]) if n else "")
+            for c, m, s, n in zip(means.index, means, table.std.loc[dataset],
+                                  table.count.loc[dataset], strict=True)
         ]
-        bold.loc[AVERAGE_RANK] = False
-        marks.loc[AVERAGE_RANK] = False
-        n_complete = len(table.mean.dropna())
-        caption += (
-            f" {AVERAGE_RANK}: mean per-dataset rank (1 = best, ties averaged) over the "
-            f"{n_complete} datasets with every column present."
-        )
+    headers = [column_label(column) for column in table.mean.columns]
+    index = pd.Index(list(rows), name="dataset")
+    marks = {name: pd.DataFrame(verdict.eq(value).to_numpy(bool), index=index, columns=headers)
+             for name, value in (("bold", BEST), ("underline", TIE), ("italic", UNTESTED))}
+    caption = metric_legend(table.metric)
+    if block is not None:
+        rows[AVERAGE_RANK] = [MISSING if math.isnan(r) else f"{r:.2f}"
+                              for r in average_ranks(block).reindex(table.mean.columns)]
+        for frame in marks.values():
+            frame.loc[AVERAGE_RANK] = False
+        caption += " " + ranks_legend(table, block)
     cells = pd.DataFrame.from_dict(rows, orient="index", columns=headers)
     cells.index.name = "dataset"
-    bold.index = marks.index = cells.index
-    return TextTable(
-        title=table.metric, caption=caption, cells=cells, bold=bold, underline=marks
+    return TextTable(title=table.metric, caption=caption, cells=cells, **marks)
+
+
+def ranks_legend(table: MetricTable, block: pd.DataFrame) -> str:
+    """Over which datasets and columns the average rank row is computed, and the rule."""
+    left_out = [column_label(c) for c in table.mean.columns if c not in block.columns]
+    dropped = f"; left out of the ranks: {', '.join(left_out)}" if left_out else ""
+    return (
+        f"{AVERAGE_RANK}: mean per-dataset rank (1 = best, ties averaged) over the "
+        f"{len(block)} of {len(table.mean)} datasets on which its {block.shape[1]} columns all "
+        "have every resample (columns present on the fewest datasets are dropped first while "
+        f"that gives more ranked cells){dropped}."
     )
+
+
+def format_verdict_counts(counts: pd.DataFrame, metric: str) -> TextTable:
+    """Per column, on how many datasets its verdict was best, tie, worse or untested."""
+    caption = (
+        f"Counts of the per-dataset verdicts of the {metric} table (verdicts.csv): best is a "
+        "win, worse a loss, tie neither; untested cells are counted apart, never as ties. Counts "
+        "of per-dataset tests, not an across-dataset test (for that: across datasets)."
+    )
+    cells = counts.map(str)
+    cells.index.name = "column"
+    return _plain(f"{metric}: verdict counts", caption, cells)
+
+
+def format_across(comparison: pd.DataFrame, metric: str, baseline: tuple[str, ...]) -> TextTable:
+    """Every column against the baseline across datasets: Wilcoxon-Holm and Bayesian signed rank
+    (reports.across)."""
+    unit = ("difference" if scale(metric) == "absolute"
+            else "log ratio")  # fmt: skip
+    caption = (
+        f"Each column against {column_label(baseline)} over the datasets where both have every "
+        f"resample (the dataset is the unit: its mean). median {unit} (> 0: worse than the "
+        "baseline); p: Wilcoxon signed-rank, two-sided, Holm-adjusted over the columns (Demsar "
+        f"2006), {WITHHELD} below 6 datasets (the smallest p is 2/2^N); p_better, p_rope, "
+        "p_worse: posterior probabilities of the Bayesian signed-rank test (Benavoli et al. "
+        f"2017, baycomp) that the column is better, practically equivalent (|{unit}| < "
+        f"{ROPE[scale(metric)]:.3g}) or worse."
+    )
+
+    def shown(value: float, spec: str) -> str:
+        return WITHHELD if math.isnan(value) else format(value, spec)
+
+    cells = pd.DataFrame(
+        {
+            "datasets": [str(n) for n in comparison["datasets"]],
+            f"median {unit}": [shown(v, ".3g") for v in comparison["median_difference"]],
+            "p (Holm)": [shown(v, ".3g") for v in comparison["p_holm"]],
+            **{name: [shown(v, ".2f") for v in comparison[name]]
+               for name in ("p_better", "p_rope", "p_worse")},
+        },
+        index=pd.Index([column_label(c) for c in comparison.index], name="column"),
+    )
+    bold = pd.DataFrame(False, index=cells.index, columns=cells.columns)
+    bold["p (Holm)"] = (comparison["p_holm"] < ALPHA).to_numpy()
+    return TextTable(f"{metric}: across datasets vs {column_label(baseline)}", caption, cells,
+                     bold)
+
+
+def format_failures(rows: pd.DataFrame) -> TextTable:
+    """The runs the tables lack or replaced (reports.failures), one line each."""
+    caption = (
+        "Jobs whose cells hold fewer resamples ([n/N] in the tables) and results a rerun "
+        "replaced: failed (its error line), unfinished, or an ok run left out for a later one."
+    )
+    cells = rows.set_index("dataset").astype(str)
+    return _plain("failures and reruns", caption, cells)
 
 
 def _format_numbers(frame: pd.DataFrame, formats: dict[str, str]) -> pd.DataFrame:
@@ -147,20 +219,6 @@ def _plain(title: str, caption: str, cells: pd.DataFrame) -> TextTable:
         cells=cells,
         bold=pd.DataFrame(False, index=cells.index, columns=cells.columns),
     )
-
-
-def format_wins_table(wins: pd.DataFrame, metric: str, baseline: tuple[str, ...]) -> TextTable:
-    """Wins / ties / losses of each column against `baseline` over the datasets."""
-    caption = (
-        f"Datasets where each column is significantly better (win), not significantly different "
-        f"(tie) or significantly worse (loss) than the baseline {column_label(baseline)} "
-        f"within the dataset ({CORRECTED_T}; Holm-corrected within the dataset, alpha 0.05), "
-        f"or untested ({UNTESTED}); counted over the datasets where both ran (the row's sum), "
-        f"{int(wins.sum(axis=1).max()) if len(wins) else 0} at most. Counts of per-dataset "
-        "tests, not an across-dataset test."
-    )
-    cells = _format_numbers(wins, dict.fromkeys(wins.columns, "d"))
-    return _plain(f"{metric} wins/ties/losses vs {column_label(baseline)}", caption, cells)
 
 
 def format_timing_table(timing: pd.DataFrame) -> TextTable:
@@ -208,11 +266,15 @@ def format_friedman_table(results: list[FriedmanResult]) -> TextTable:
         },
         index=pd.Index([r.metric for r in results], name="metric"),
     )
+    left_out = "; ".join(f"{r.metric}: {', '.join(column_label(c) for c in r.left_out)}"
+                         for r in results if r.left_out)  # fmt: skip
     caption = (
-        "Friedman test over the N datasets with every column present (the dataset is the "
-        "unit: its mean over seeds and splits; scipy, tie-corrected), Iman-Davenport F_F, and "
-        "the Nemenyi critical difference CD at alpha 0.05 (Demsar 2006); with fewer than "
-        f"{MIN_DATASETS} datasets the test claims nothing: {WITHHELD}, and no CD diagram."
+        "Friedman test over the N datasets on which its k columns all have every resample (the "
+        "dataset is the unit: its mean over seeds and splits; scipy, tie-corrected; the columns "
+        "of the average rank row), Iman-Davenport F_F, and the Nemenyi critical difference CD "
+        f"at alpha {ALPHA} (Demsar 2006); with fewer than {MIN_DATASETS} datasets the test "
+        f"claims nothing: {WITHHELD}, and no CD diagram."
+        + (f" Columns left out (present on too few datasets): {left_out}." if left_out else "")
     )
     return _plain("friedman", caption, cells)
 
@@ -223,10 +285,12 @@ def _emphasize(cells: pd.DataFrame, marks: pd.DataFrame, template: str) -> pd.Da
 
 
 def to_markdown(tables: list[TextTable]) -> str:
-    """One `## title` section per table: the caption, then a pipe table (bold as `**...**`)."""
+    """One `## title` section per table: a pipe table (bold `**...**`, underlined `<u>...</u>`,
+    italic `*...*`), then its caption, the legend under the table."""
     sections = []
     for table in tables:
-        cells = _emphasize(table.cells, table.underlined, "<u>{}</u>")
+        cells = _emphasize(table.cells, table.marks("italic"), "*{}*")
+        cells = _emphasize(cells, table.marks("underline"), "<u>{}</u>")
         cells = _emphasize(cells, table.bold, "**{}**")
         body = tabulate(
             cells,
@@ -235,7 +299,7 @@ def to_markdown(tables: list[TextTable]) -> str:
             colalign=["left"] + ["right"] * len(cells.columns),
             disable_numparse=True,
         )
-        sections.append(f"## {table.title}\n\n{table.caption}\n\n{body}\n")
+        sections.append(f"## {table.title}\n\n{body}\n\n{table.caption}\n")
     return "\n".join(sections)
 
 
@@ -253,7 +317,8 @@ def to_latex(tables: list[TextTable]) -> str:
     """One complete booktabs `table` environment per table (needs `\\usepackage{booktabs}`)."""
     environments = []
     for table in tables:
-        cells = _emphasize(table.cells.map(latex_escape), table.underlined, r"\underline{{{}}}")
+        cells = _emphasize(table.cells.map(latex_escape), table.marks("italic"), r"\textit{{{}}}")
+        cells = _emphasize(cells, table.marks("underline"), r"\underline{{{}}}")
         cells = _emphasize(cells, table.bold, r"\textbf{{{}}}")
         header = " & ".join(latex_escape(label) for label in [cells.index.name, *cells.columns])
         lines = [

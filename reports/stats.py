@@ -1,6 +1,8 @@
 """Significance tests between the columns (method, engine[, encoding]) of a metric table: within
 one dataset, Nadeau and Bengio's (2003) corrected resampled t-test on the (seed, split) pairs, whose
-training sets overlap; across datasets, the dataset as the unit (Demsar 2006, JMLR 7)."""
+training sets overlap (Bouckaert and Frank 2004 for repeated k-fold), with the variance of an error
+rate's difference bounded below by its test rows' sampling; across datasets, the dataset as the
+unit (Demsar 2006, JMLR 7; Garcia and Herrera 2008)."""
 
 import math
 from dataclasses import dataclass
@@ -10,11 +12,17 @@ import pandas as pd
 from scipy.stats import friedmanchisquare, studentized_range, wilcoxon
 from scipy.stats import t as student_t
 
-from reports.tables import TEST_TRAIN_RATIO, MetricTable, column_keys
+from reports.tables import ERROR_RATES, TEST_ROWS, TEST_TRAIN_RATIO, MetricTable, column_keys
 
 ALPHA = 0.05
 PAIRING_KEYS = ["seed", "split"]
 MIN_DATASETS = 5  # fewer datasets: an across-dataset ranking test (Friedman, Nemenyi) is withheld
+# fewer paired resamples: no within-dataset test (untested). With J - 1 degrees of freedom and the
+# variance inflated by n_test / n_train, a test on fewer cannot tell a large noisy difference from
+# none (J = 3 of a 25% holdout: t_{2, 0.975} = 4.3 times a standard error of 0.82 s), so a "tie"
+# there would only restate the missing resamples; 10 is Dietterich's 5x2cv count of values.
+MIN_RESAMPLES = 10
+ROUNDING = 1e-9  # differences equal to this relative precision are equal
 
 
 def paired_values(
@@ -41,45 +49,60 @@ def paired_values(
     return joined.iloc[:, 0].to_numpy(float), joined.iloc[:, 1].to_numpy(float)
 
 
-def paired_split_ratio(values: pd.DataFrame, dataset: str, columns: list[tuple[str, ...]],
-                       keys: list[str] | None = None) -> float:
-    """The mean n_test / n_train of the rows of `columns` on `dataset` (column TEST_TRAIN_RATIO,
-    tables.split_ratios); NaN when the runs did not say their split sizes."""
-    if TEST_TRAIN_RATIO not in values.columns:
-        return math.nan
+def paired_split_sizes(values: pd.DataFrame, dataset: str, columns: list[tuple[str, ...]],
+                       keys: list[str] | None = None) -> tuple[float, float]:
+    """The mean n_test and mean n_test / n_train of the rows of `columns` on `dataset` (columns
+    TEST_ROWS and TEST_TRAIN_RATIO, tables.split_sizes_of_runs); NaN when the runs did not say."""
     keys = keys or column_keys(values)
     on_dataset = values[values["dataset"] == dataset]
     chosen = pd.concat([on_dataset[(on_dataset[keys] == list(c)).all(axis=1)] for c in columns])
-    return float(chosen[TEST_TRAIN_RATIO].mean())
+    return tuple(float(chosen[name].mean()) if name in chosen.columns else math.nan
+                 for name in (TEST_ROWS, TEST_TRAIN_RATIO))  # fmt: skip
 
 
-def corrected_resampled_t(
-    first: np.ndarray, second: np.ndarray, ratio: float
-) -> tuple[float, float]:
+def error_rate_variance_floor(mean: float, test_rows: float) -> float:
+    """The least variance of one resample's difference of two error rates on n_test rows whose
+    mean difference is d: the paired (McNemar) variance (q - d^2) / n_test of a difference with
+    discordant share q, at its least q = |d|: (|d| - d^2) / n_test. A resampled sample variance
+    below it (0 when every seed is one row worse) is a chance of the discrete values."""
+    return (abs(mean) - mean**2) / test_rows
+
+
+def corrected_resampled_t(first: np.ndarray, second: np.ndarray, ratio: float,
+                          error_rate_rows: float | None = None) -> tuple[float, float]:
     """Nadeau and Bengio's (2003) corrected resampled t-test of the J paired differences
     d = first - second over resamples with overlapping training sets:
-    t = mean(d) / sqrt((1/J + n_test/n_train) s^2), s^2 the sample variance (ddof 1), two-sided
-    p from Student's t with J - 1 df (for repeated k-fold: Bouckaert and Frank 2004).
-    Returns (t, p); p is NaN (no test) with fewer than 2 pairs or an unknown `ratio`; equal
-    non-zero differences give p = 0, all-zero differences p = 1."""
+    t = mean(d) / sqrt((1/J + n_test/n_train) s^2), two-sided p from Student's t with J - 1 df
+    (for repeated k-fold: Bouckaert and Frank 2004). For error rates on `error_rate_rows` test
+    rows, s^2 is at least `error_rate_variance_floor`. Returns (t, p); p is NaN (untested) with
+    fewer than MIN_RESAMPLES pairs, an unknown `ratio` or number of test rows, or a zero variance
+    beside a non-zero mean (never p = 0); all-zero differences give p = 1."""
     diff = np.asarray(first, float) - np.asarray(second, float)
     n_pairs = diff.size
-    if n_pairs < 2 or math.isnan(ratio):
+    if n_pairs < MIN_RESAMPLES or math.isnan(ratio):
         return math.nan, math.nan
     mean, variance = diff.mean(), diff.var(ddof=1)
+    if np.allclose(diff, mean, rtol=ROUNDING, atol=0):
+        variance = 0.0  # equal differences but for float rounding (3/45 - 2/45 vs 4/45 - 3/45)
+    if error_rate_rows is not None:
+        if math.isnan(error_rate_rows):
+            return math.nan, math.nan
+        variance = max(variance, error_rate_variance_floor(mean, error_rate_rows))
     if variance == 0:
-        return (0.0, 1.0) if mean == 0 else (math.copysign(math.inf, mean), 0.0)
+        return (0.0, 1.0) if mean == 0 else (math.nan, math.nan)
     statistic = mean / math.sqrt((1 / n_pairs + ratio) * variance)
     return float(statistic), float(2 * student_t.sf(abs(statistic), n_pairs - 1))
 
 
-def paired_p(values: pd.DataFrame, dataset: str, first: tuple[str, ...],
-             second: tuple[str, ...], keys: list[str] | None = None) -> float:
+def paired_p(table: MetricTable, dataset: str, first: tuple[str, ...],
+             second: tuple[str, ...]) -> float:
     """Two-sided p of `corrected_resampled_t` on the (seed, split) pairs of two columns of
-    `dataset` (`paired_values`), with their runs' `paired_split_ratio`; NaN: no test."""
-    pairs = paired_values(values, dataset, first, second, keys)
-    ratio = paired_split_ratio(values, dataset, [first, second], keys)
-    return corrected_resampled_t(*pairs, ratio)[1]
+    `dataset` (`paired_values`), with their runs' `paired_split_sizes` (the error-rate floor for
+    the metrics of ERROR_RATES); NaN: untested."""
+    pairs = paired_values(table.values, dataset, first, second, table.keys)
+    test_rows, ratio = paired_split_sizes(table.values, dataset, [first, second], table.keys)
+    rows = test_rows if table.metric in ERROR_RATES else None
+    return corrected_resampled_t(*pairs, ratio, rows)[1]
 
 
 def wilcoxon_p(first: np.ndarray, second: np.ndarray) -> float:
@@ -104,66 +127,39 @@ def holm(pvalues: list[float]) -> np.ndarray:
     return adjusted
 
 
-def _adjusted_against(
-    table: MetricTable, dataset: str, reference: tuple[str, ...]
-) -> dict[tuple[str, ...], float]:
-    """Holm-adjusted `paired_p` (corrected resampled t) of every other non-empty column of
-    `dataset`'s row against `reference` (the adjustment runs over the tested comparisons of that
-    row; NaN: untested)."""
-    means = table.mean.loc[dataset]
-    others = [pair for pair in means.index if pair != reference and not math.isnan(means[pair])]
-    raw = [paired_p(table.values, dataset, pair, reference, table.keys) for pair in others]
-    return dict(zip(others, holm(raw), strict=True)) if others else {}
+def resample_counts(table: MetricTable) -> tuple[pd.DataFrame, pd.Series]:
+    """Per cell its number of values, and per dataset (row) the number of distinct (seed, split)
+    resamples of all its cells: a cell with fewer than its row's lacks a resample (a failed,
+    missing or unfinished run)."""
+    resamples = table.values.drop_duplicates(["dataset", *PAIRING_KEYS]).groupby("dataset").size()
+    return table.count, resamples.reindex(table.mean.index).fillna(0).astype(int)
 
 
-def not_worse_than_best(table: MetricTable, alpha: float = ALPHA) -> pd.DataFrame:
-    """True at cells that are not the best of their row but not significantly different from it:
-    Holm-adjusted two-sided corrected resampled t-test p >= alpha against the best column (the
-    first of a tie), pairing by (seed, split) as in `paired_values`; an untested cell (`paired_p`
-    NaN) is not marked."""
-    marks = pd.DataFrame(False, index=table.mean.index, columns=table.mean.columns)
-    for dataset, means in table.mean.iterrows():
-        if means.isna().all():
-            continue
-        best = means.idxmin()
-        for pair, p in _adjusted_against(table, dataset, best).items():
-            marks.loc[dataset, pair] = p >= alpha and not table.best.loc[dataset, pair]
-    return marks
+def complete_means(table: MetricTable) -> pd.DataFrame:
+    """The table's means where a cell has every resample of its row (`resample_counts`), NaN
+    elsewhere: a mean over fewer values is never ranked beside the others."""
+    count, resamples = resample_counts(table)
+    return table.mean.where(count.eq(resamples, axis=0) & count.gt(0))
+
+
+def ranking_block(mean: pd.DataFrame) -> pd.DataFrame:
+    """The datasets x columns of `mean` that ranks and the Friedman test use: the rows complete
+    in the chosen columns, the columns chosen by dropping those present on the fewest datasets
+    first (a reference that cannot run a method on some data), one at a time, keeping the block
+    of most cells (N datasets x k columns, at least 2 columns; a tie keeps more columns)."""
+    order = mean.notna().sum().sort_values(kind="stable").index  # fewest datasets first
+    best = mean.iloc[:0, :0]
+    for dropped in range(max(len(order) - 1, 1)):
+        block = mean[order[dropped:]].dropna()
+        if block.size > best.size:
+            best = block
+    return best[[column for column in mean.columns if column in best.columns]]
 
 
 def average_ranks(mean: pd.DataFrame) -> pd.Series:
-    """Mean over the datasets with a value in every column of the per-dataset rank (1 = lowest
+    """Mean over the rows of `mean` (every cell present) of the per-dataset rank (1 = lowest
     mean, ties get the average of the ranks they span), as in Demsar (2006), section 3.2.2."""
-    complete = mean.dropna()
-    return complete.rank(axis=1, method="average").mean(axis=0)
-
-
-OUTCOMES = ("wins", "ties", "losses", "untested")
-
-
-def wins_ties_losses(
-    table: MetricTable, baseline: tuple[str, ...], alpha: float = ALPHA
-) -> pd.DataFrame:
-    """Per column other than `baseline`: the datasets where it is significantly better (win),
-    not significantly different (tie) or significantly worse (loss) than `baseline`, by the
-    Holm-adjusted corrected resampled t-test of `not_worse_than_best` with `baseline` as the
-    reference, or untested (`paired_p` NaN)."""
-    counts = {pair: dict.fromkeys(OUTCOMES, 0) for pair in table.mean.columns}
-    for dataset, means in table.mean.iterrows():
-        if math.isnan(means[baseline]):
-            continue
-        for pair, p in _adjusted_against(table, dataset, baseline).items():
-            if math.isnan(p):
-                outcome = "untested"
-            elif p >= alpha:
-                outcome = "ties"
-            else:
-                outcome = "wins" if means[pair] < means[baseline] else "losses"
-            counts[pair][outcome] += 1
-    del counts[baseline]
-    result = pd.DataFrame.from_dict(counts, orient="index", columns=list(OUTCOMES))
-    result.index = pd.MultiIndex.from_tuples(result.index, names=table.keys)
-    return result
+    return mean.rank(axis=1, method="average").mean(axis=0)
 
 
 def friedman_chi2(avg_ranks: np.ndarray, n_datasets: int) -> float:
@@ -191,7 +187,8 @@ def nemenyi_cd(k: int, n_datasets: int, alpha: float = ALPHA) -> float:
 
 @dataclass(frozen=True)
 class FriedmanResult:
-    """Friedman test over the complete datasets of a table and the Nemenyi critical difference."""
+    """Friedman test over the datasets x columns of a table's `ranking_block` and the Nemenyi
+    critical difference; `left_out` the table's columns outside the block."""
 
     metric: str
     n_datasets: int
@@ -200,6 +197,7 @@ class FriedmanResult:
     pvalue: float
     iman_davenport: float
     cd: float
+    left_out: tuple = ()
     alpha: float = ALPHA
 
     @property
@@ -210,21 +208,23 @@ class FriedmanResult:
 
 
 def friedman_nemenyi(table: MetricTable, alpha: float = ALPHA) -> FriedmanResult | None:
-    """scipy's Friedman test (tie-corrected) on the per-dataset means of the datasets with every
-    column present, with the Nemenyi CD; None with fewer than 3 columns or 2 such datasets."""
-    complete = table.mean.dropna()
-    k, n = complete.shape[1], complete.shape[0]
+    """scipy's Friedman test (tie-corrected) on the per-dataset means of the table's
+    `ranking_block` (of its `complete_means`), with the Nemenyi CD; None with fewer than 3
+    columns or 2 datasets there."""
+    block = ranking_block(complete_means(table))
+    k, n = block.shape[1], block.shape[0]
     if k < 3 or n < 2:
         return None
-    test = friedmanchisquare(*(complete[pair].to_numpy() for pair in complete.columns))
+    test = friedmanchisquare(*(block[pair].to_numpy() for pair in block.columns))
     denominator = n * (k - 1) - test.statistic
     return FriedmanResult(
         metric=table.metric,
         n_datasets=n,
-        avg_ranks=average_ranks(table.mean),
+        avg_ranks=average_ranks(block),
         chi2=float(test.statistic),
         pvalue=float(test.pvalue),
         iman_davenport=iman_davenport(test.statistic, n, k) if denominator > 0 else math.inf,
         cd=nemenyi_cd(k, n, alpha),
+        left_out=tuple(c for c in table.mean.columns if c not in block.columns),
         alpha=alpha,
     )

@@ -21,10 +21,19 @@ import pandas as pd
 from experiments.environment import ENVIRONMENT_TAGS
 from reports.runs import ENCODING, ReportError
 
-PRIMARY_METRICS = ("test_error", "test_rmse")
+# the metrics tabled per dataset (all lower is better), and a tuned study's own (tabled_metrics)
+TABLE_METRICS = ("test_error", "test_logloss", "test_rmse")
+ERROR_RATES = ("test_error",)  # shares of n_test rows: a value moves in steps of 1/n_test
+TUNED_METRIC_PREFIX = "tune_best_inner_"  # a tuned job's metric tune_best_inner_<tune.metric>
 TEST_TRAIN_RATIO = "test_train_ratio"  # n_test / n_train of a run's splits (a values column)
+TEST_ROWS = "test_rows"  # n_test of a run's splits (a values column)
 PAIR_KEYS = ["method", "engine"]
 INHOUSE = "inhouse"
+
+
+def column_label(column: tuple[str, ...]) -> str:
+    """`method / engine` (`method / engine / encoding`), the header of a table's column."""
+    return " / ".join(column)
 
 
 def column_keys(frame: pd.DataFrame) -> list[str]:
@@ -97,7 +106,8 @@ class MetricTable:
     """One metric per cell: mean, sample std and number of values; rows = dataset, columns =
     (method, engine[, encoding]) (`column_keys`). A cell with no value is NaN (count 0). `values`
     is the long table the cells pool (dataset, method, engine, [encoding,] seed, split, value,
-    and TEST_TRAIN_RATIO when the runs say their split sizes), kept for the paired tests."""
+    and TEST_ROWS and TEST_TRAIN_RATIO when the runs say their split sizes), kept for the paired
+    tests."""
 
     metric: str
     mean: pd.DataFrame
@@ -115,6 +125,15 @@ class MetricTable:
     def keys(self) -> list[str]:
         """The names of the column keys: method, engine[, encoding]."""
         return list(self.mean.columns.names)
+
+
+def tabled_metrics(ok: pd.DataFrame) -> list[str]:
+    """TABLE_METRICS, then test_<m> for each metric m a tuned job of `ok` minimized (its
+    TUNED_METRIC_PREFIX<m> metric), among those some run of `ok` logged."""
+    tuned = [f"test_{c.removeprefix(TUNED_METRIC_PREFIX)}" for c in ok.columns
+             if c.startswith(TUNED_METRIC_PREFIX)]  # fmt: skip
+    chosen = dict.fromkeys([*TABLE_METRICS, *sorted(tuned)])
+    return [metric for metric in chosen if metric in ok.columns and ok[metric].notna().any()]
 
 
 def check_one_run_per_split(values: pd.DataFrame, keys: list[str]) -> None:
@@ -153,38 +172,41 @@ def summarize(values: pd.DataFrame, metric: str) -> MetricTable:
     )
 
 
-def split_ratio(kind: str | None, test_size: str | None, n_splits: str | None,
-                     rows: str | None, cap: str | None) -> float:
-    """n_test / n_train of a run's outer splits (experiments.evaluation.split_rows): k-fold
-    n_test = rows / k; a holdout (and bias_variance's) n_test = ceil(test_size * rows) for a
+def split_sizes(kind: str | None, test_size: str | None, n_splits: str | None,
+                rows: str | None, cap: str | None) -> tuple[float, float]:
+    """(n_test, n_test / n_train) of a run's outer splits (experiments.evaluation.split_rows):
+    k-fold n_test = rows / k; a holdout (and bias_variance's) n_test = ceil(test_size * rows) for a
     fraction (scikit-learn's ShuffleSplit), test_size rows for an integer; n_train = rows - n_test,
-    at most `cap` (max_train_rows). Without rows: 1/(k - 1), or f / (1 - f) for a fraction f.
-    NaN when the run lacks what its kind needs."""
+    at most `cap` (max_train_rows). Without rows, n_test is NaN and the ratio 1/(k - 1), or
+    f / (1 - f) for a fraction f. NaN where the run lacks what its kind needs."""
     rows_known, capped = pd.notna(rows), pd.notna(cap)
     if kind == "kfold" and pd.notna(n_splits):
         k = int(n_splits)
         if not rows_known:
-            return math.nan if capped else 1 / (k - 1)
+            return math.nan, (math.nan if capped else 1 / (k - 1))
         n_test = int(rows) / k
     elif pd.notna(kind) and pd.notna(test_size):
         size = float(test_size)
         if not rows_known:
-            return size / (1 - size) if size < 1 and not capped else math.nan
+            return math.nan, (size / (1 - size) if size < 1 and not capped else math.nan)
         n_test = math.ceil(size * int(rows)) if size < 1 else size
     else:
-        return math.nan
+        return math.nan, math.nan
     n_train = int(rows) - n_test
-    return n_test / (min(n_train, int(cap)) if capped else n_train)
+    return n_test, n_test / (min(n_train, int(cap)) if capped else n_train)
 
 
-def split_ratios(runs: pd.DataFrame) -> pd.Series:
-    """Per run (index run_id) its `split_ratio`, from its params eval.kind, eval.test_size,
-    eval.n_splits (reports.runs.SPLIT_PARAMS) and its tags data.rows and max_train_rows."""
-    runs = _with_columns(runs, ["eval.kind", "eval.test_size", "eval.n_splits", "data.rows",
-                                "max_train_rows"])  # fmt: skip
-    ratios = [split_ratio(*row) for row in runs[["eval.kind", "eval.test_size",
-              "eval.n_splits", "data.rows", "max_train_rows"]].itertuples(index=False)]  # fmt: skip
-    return pd.Series(ratios, index=runs["run_id"], dtype=float)
+SIZE_PARAMS = ["eval.kind", "eval.test_size", "eval.n_splits", "data.rows", "max_train_rows"]
+
+
+def split_sizes_of_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per run (index run_id) its `split_sizes` as columns TEST_ROWS and TEST_TRAIN_RATIO, from
+    its params eval.kind, eval.test_size, eval.n_splits (reports.runs.SPLIT_PARAMS) and its tags
+    data.rows and max_train_rows."""
+    sizes = [split_sizes(*row) for row in
+             _with_columns(runs, SIZE_PARAMS)[SIZE_PARAMS].itertuples(index=False)]
+    return pd.DataFrame(sizes, index=runs["run_id"], columns=[TEST_ROWS, TEST_TRAIN_RATIO],
+                        dtype=float)
 
 
 def _with_columns(runs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -17,11 +17,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from experiments.tuning.selection import selection_key
-from reports.render import MISSING, TextTable, column_label, row_decimals
+from reports.render import CORRECTED_T, ERROR_FLOOR, MISSING, TextTable, row_decimals
 from reports.runs import ENCODING, LIBRARY_DEFAULTS
-from reports.stats import ALPHA, holm, paired_p, wilcoxon_p
+from reports.stats import ALPHA, MIN_RESAMPLES, holm, paired_p, wilcoxon_p
 from reports.styles import engine_style, hues
-from reports.tables import MetricTable, column_keys
+from reports.tables import MetricTable, column_keys, column_label
 
 TUNED_SEPARATOR = "+"  # a tuned job's method label: gbt+tpe (reports.runs.load_runs)
 N_ORDERS = 15  # random orders of a random search (their n_shuffles, analyses/plot_utils.R)
@@ -62,7 +62,8 @@ def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
     defaults, `library_default`, where the sweep ran engine.defaults_from=library; NaN
     elsewhere), gain = default - tuned (> 0: tuning helped, every metric is lower-is-better),
     and the two-sided p of Nadeau and Bengio's corrected resampled t-test on values paired by
-    seed and split (`stats.paired_p`; NaN: untested), Holm-adjusted over the comparisons of the
+    seed and split (`stats.paired_p`, the error-rate variance floor included; NaN: untested,
+    e.g. fewer than stats.MIN_RESAMPLES pairs), Holm-adjusted over the comparisons of the
     dataset."""
     rows = []
     for dataset, means in table.mean.iterrows():
@@ -76,7 +77,7 @@ def default_vs_tuned(table: MetricTable) -> pd.DataFrame:
             if np.isnan(default) or np.isnan(tuned):
                 continue
             library = (library_label(base), *column[1:])
-            p = paired_p(table.values, dataset, untuned, column, table.keys)
+            p = paired_p(table, dataset, untuned, column)
             compared.append({"dataset": dataset, **dict(zip(table.keys, untuned, strict=True)),
                              "sampler": sampler, "default": default,
                              "library_default": means.get(library, np.nan), "tuned": tuned,
@@ -135,9 +136,8 @@ def format_default_vs_tuned(comparison: pd.DataFrame, metric: str) -> TextTable:
         f"{metric}: mean over seeds and outer splits of the default configuration and of the "
         "configuration tuned on the outer training rows (nested: inner split, best trial "
         "refitted); gain = default - tuned (> 0: tuning helped); p: within the dataset, "
-        "Nadeau and Bengio's 2003 corrected resampled t-test on values paired by seed and "
-        "split (variance inflated by 1/J + n_test/n_train for J resamples with overlapping "
-        "training sets; untested where the runs do not carry their split sizes), "
+        f"{CORRECTED_T} ({ERROR_FLOOR}; untested with fewer than {MIN_RESAMPLES} resamples "
+        "or where the runs do not carry their split sizes), "
         f"Holm-corrected within the dataset; bold gain: significant at alpha {ALPHA}, a gain "
         "(verdict `tuned better`) or a loss (negative, verdict `tuned worse`). Default: the "
         "lab's defaults mapped to every engine (the tuner's trial 0); library default, where "

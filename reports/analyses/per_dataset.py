@@ -5,8 +5,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from reports.render import MISSING, TextTable, column_label, format_cell, row_decimals
-from reports.tables import column_keys
+from reports.render import MISSING, TextTable, format_cell, row_decimals
+from reports.tables import column_keys, column_label
 
 
 def cell_statistics(runs: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:

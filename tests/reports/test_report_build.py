@@ -146,42 +146,55 @@ def test_markdown_one_row_per_dataset_one_column_per_pair_best_in_bold(report):
     markdown = (report / "tables.md").read_text()
     header, *rows = markdown_section(markdown, "test_error")
     assert header == ["dataset", "gbt / xgboost", "random_forest / inhouse"]
-    # iris: RF - GBT per (seed, split) 0.05 0.15 0.2 0.1 0.15 0.25: mean 0.15, s^2 = 0.005;
-    # 2-fold, n_test/n_train = 1: corrected t = 0.15 / sqrt((1/6 + 1) 0.005) = 1.96, 5 df,
-    # p = 0.107, so RF is underlined (the overlapping folds make 6 pairs weak evidence);
-    # breast_cancer: GBT - RF = 0.04 on all 6 pairs, s^2 = 0: GBT is not underlined.
+    # 2-fold x 3 seeds: 6 resamples, fewer than a verdict needs (stats.MIN_RESAMPLES): the best
+    # is bold, the other cell italic (untested), whatever its difference (breast_cancer: GBT - RF
+    # = 0.04 on all 6 pairs, which the naive corrected t called significant with p = 0).
     assert {row[0]: row[1:] for row in rows} == {
-        "breast_cancer": ["0.0900 ± 0.0141", "**0.0500 ± 0.0141**"],
-        "iris": ["**0.050 ± 0.032**", "<u>0.200 ± 0.089</u>"],
+        "breast_cancer": ["*0.0900 ± 0.0141*", "**0.0500 ± 0.0141**"],
+        "iris": ["**0.050 ± 0.032**", "*0.200 ± 0.089*"],
         "average rank": ["1.50", "1.50"],  # ranks (2, 1) and (1, 2)
     }
     assert len(rows) == 3  # failed (iris seed 3) and skipped (digits, adaboost) runs left out
     # friedman1 / GBT: holdout splits 1.0, 1.5 and the summary 2.0 of the run without history.
-    # 3 pairs, RF - GBT = 1.0 each: s^2 = 0, the corrected t is infinite, RF not underlined.
     assert markdown_section(markdown, "test_rmse") == [
         ["dataset", "gbt / xgboost", "random_forest / inhouse"],
-        ["friedman1", "**1.50 ± 0.50**", "2.50 ± 0.50"],
+        ["friedman1", "**1.50 ± 0.50**", "*2.50 ± 0.50*"],
         ["average rank", "1.00", "2.00"],
     ]
+    verdicts = pd.read_csv(report / "verdicts.csv")
+    assert verdicts.columns.tolist() == ["metric", "dataset", "column", "n", "mean", "verdict",
+                                         "p"]
+    assert verdicts.set_index(["metric", "dataset", "column"])["verdict"].to_dict() == {
+        ("test_error", "breast_cancer", "gbt / xgboost"): "untested",
+        ("test_error", "breast_cancer", "random_forest / inhouse"): "best",
+        ("test_error", "iris", "gbt / xgboost"): "best",
+        ("test_error", "iris", "random_forest / inhouse"): "untested",
+        ("test_rmse", "friedman1", "gbt / xgboost"): "best",
+        ("test_rmse", "friedman1", "random_forest / inhouse"): "untested",
+    }
 
 
-def test_wins_ties_losses_against_the_first_column_or_the_baseline(store, report, tmp_path):
+def test_verdict_counts_failures_and_the_baseline_across_datasets(store, report, tmp_path):
     markdown = (report / "tables.md").read_text()
-    # RF vs GBT (corrected t): better on breast_cancer, not significantly worse on iris
-    # (p = 0.107), worse on friedman1 (s^2 = 0).
-    assert markdown_section(markdown, "test_error wins/ties/losses vs gbt / xgboost") == [
-        ["method / engine", "wins", "ties", "losses", "untested"],
-        ["random_forest / inhouse", "1", "1", "0", "0"],
+    assert markdown_section(markdown, "test_error: verdict counts") == [
+        ["column", "best", "tie", "worse", "untested"],
+        ["gbt / xgboost", "1", "0", "0", "1"],
+        ["random_forest / inhouse", "1", "0", "0", "1"],
     ]
-    assert markdown_section(markdown, "test_rmse wins/ties/losses vs gbt / xgboost")[1] == [
-        "random_forest / inhouse", "0", "0", "1", "0"
+    # the superseded run and the failed one, in the report itself
+    assert [row[:4] for row in markdown_section(markdown, "failures and reruns")[1:]] == [
+        ["breast_cancer", "random_forest / inhouse", "0", "replaced by a later run of its run_key"],
+        ["iris", "random_forest / inhouse", "3", "failed"],
     ]
+    # across datasets (2 for test_error): Wilcoxon withheld below 6, the Bayesian test shown
+    header, row = markdown_section(markdown, "test_error: across datasets vs gbt / xgboost")
+    assert header[:4] == ["column", "datasets", "median difference", "p (Holm)"]
+    assert row[:4] == ["random_forest / inhouse", "2", "0.055", "withheld"]
     build_report(store, "default", tmp_path, baseline="random_forest/inhouse")
     swapped = (tmp_path / "tables.md").read_text()
-    assert markdown_section(swapped, "test_rmse wins/ties/losses vs random_forest / inhouse") == [
-        ["method / engine", "wins", "ties", "losses", "untested"],
-        ["gbt / xgboost", "1", "0", "0", "0"],
-    ]
+    assert markdown_section(swapped, "test_error: across datasets vs random_forest / inhouse")[
+        1][:3] == ["gbt / xgboost", "2", "-0.055"]
+    assert "test_rmse: across datasets" not in swapped  # one regression dataset: no headline
     with pytest.raises(ReportError, match="unknown baseline 'gbt/sklearn'; choose one of: gbt/"):
         build_report(store, "default", tmp_path / "bad", baseline="gbt/sklearn")
     assert not (tmp_path / "bad").exists()
@@ -190,17 +203,19 @@ def test_wins_ties_losses_against_the_first_column_or_the_baseline(store, report
 def test_latex_booktabs_escaped_and_bold(report):
     tex = (report / "tables.tex").read_text()
     for command in (r"\begin{table}", r"\end{table}", r"\toprule", r"\midrule", r"\bottomrule"):
-        assert tex.count(command) == 5  # 2 metrics, 2 wins/ties/losses, timing
+        # across datasets, 2 metrics, 2 verdict counts, failures, timing
+        assert tex.count(command) == 7
     assert r"dataset & gbt / xgboost & random\_forest / inhouse \\" in tex
-    assert r"iris & \textbf{0.050 $\pm$ 0.032} & \underline{0.200 $\pm$ 0.089} \\" in tex
-    assert r"breast\_cancer & 0.0900 $\pm$ 0.0141 & \textbf{0.0500 $\pm$ 0.0141} \\" in tex
-    assert r"friedman1 & \textbf{1.50 $\pm$ 0.50} & 2.50 $\pm$ 0.50 \\" in tex
+    assert r"iris & \textbf{0.050 $\pm$ 0.032} & \textit{0.200 $\pm$ 0.089} \\" in tex
+    assert r"breast\_cancer & \textit{0.0900 $\pm$ 0.0141} & \textbf{0.0500 $\pm$ 0.0141} \\" in tex
+    assert r"friedman1 & \textbf{1.50 $\pm$ 0.50} & \textit{2.50 $\pm$ 0.50} \\" in tex
     assert not re.search(r"(?<!\\)_", tex)
 
 
 def test_cli_writes_the_report(store, tmp_path):
     assert main(["--experiment", "default", "--out", str(tmp_path), "--tracking-uri", store]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "tables.md", "tables.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "tables.md", "tables.tex",
+                                                          "verdicts.csv"]
 
 
 def test_missing_experiment_is_one_line_listing_existing(store):
@@ -220,8 +235,8 @@ def test_missing_experiment_is_one_line_listing_existing(store):
 def test_experiment_without_ok_runs_is_one_line(store, tmp_path, capsys):
     assert main(["--experiment", "esl_10_2", "--out", str(tmp_path), "--tracking-uri", store]) == 1
     assert capsys.readouterr().err.splitlines() == [
-        f"error: experiment 'esl_10_2' in {store} has no ok run with test_error or test_rmse "
-        "(1 failed)"
+        f"error: experiment 'esl_10_2' in {store} has no ok run with test_error or test_logloss "
+        "or test_rmse (1 failed)"
     ]
     assert not list(tmp_path.iterdir())
 

@@ -157,9 +157,9 @@ def test_one_row_per_dataset_and_a_column_per_engine_and_encoding(report):
     # ranks on both datasets: in-house native 1, in-house ordinal 3, xgboost native 2, ordinal 4
     assert metric["average rank"] == ["1.00", "3.00", "2.00", "4.00"]
     assert tables["friedman"]["test_error"][:2] == ["4", "2"]  # k = 4 columns, N = 2 datasets
-    wins = tables["test_error wins/ties/losses vs gbt / inhouse / native"]
-    assert list(wins) == ["method / engine / encoding", "gbt / inhouse / ordinal",
-                          "gbt / xgboost / native", "gbt / xgboost / ordinal"]  # fmt: skip
+    across = tables["test_error: across datasets vs gbt / inhouse / native"]
+    assert list(across) == ["column", "gbt / inhouse / ordinal", "gbt / xgboost / native",
+                            "gbt / xgboost / ordinal"]  # fmt: skip
 
 
 def test_timing_ratios_compare_jobs_of_the_same_encoding(report):
@@ -189,7 +189,7 @@ def test_datasets_table_names_the_encodings(report):
 def test_baseline_names_the_encoding(store, tmp_path):
     build_report(store, "encodings", tmp_path, baseline="gbt/xgboost/ordinal")
     tables = sections((tmp_path / "tables.md").read_text())
-    assert "test_error wins/ties/losses vs gbt / xgboost / ordinal" in tables
+    assert "test_error: across datasets vs gbt / xgboost / ordinal" in tables
 
 
 def test_one_engine_two_encodings_are_two_columns_not_their_average(store, tmp_path):
@@ -201,12 +201,12 @@ def test_one_engine_two_encodings_are_two_columns_not_their_average(store, tmp_p
     assert [mean_of(cell) for cell in metric["credit"]] == pytest.approx(
         [statistics.mean(native), statistics.mean(ordinal)], abs=5e-4
     )
-    # ordinal - native per (seed, split): 0.12, 0.112, ..., 0.08, all positive with distinct
-    # magnitudes: mean 0.1, s^2 = 2.24e-4; 25% of 500 rows held out, n_test/n_train = 1/3:
-    # corrected t = 0.1 / sqrt((1/6 + 1/3) 2.24e-4) = 9.4, p < 0.001, a loss against native
-    assert tables["test_error wins/ties/losses vs gbt / inhouse / native"] == {
-        "method / engine / encoding": ["wins", "ties", "losses", "untested"],
-        "gbt / inhouse / ordinal": ["0", "0", "1", "0"],
+    # ordinal - native on 6 (seed, split) pairs: fewer than a verdict needs, each encoding its
+    # own cell and verdict
+    assert tables["test_error: verdict counts"] == {
+        "column": ["best", "tie", "worse", "untested"],
+        "gbt / inhouse / native": ["1", "0", "0", "0"],
+        "gbt / inhouse / ordinal": ["0", "0", "0", "1"],
     }
 
 

@@ -98,8 +98,8 @@ def test_friedman_row_and_average_ranks(report, table_rows):
     # N = 3 datasets, fewer than 5: the test claims nothing, its cells are withheld (the
     # statistic, 12*3/(3*4) * (1 + 4 + 9 - 12) = 6, is in friedman_nemenyi's result)
     assert table_rows(markdown, "friedman")["test_error"] == ["3", "3", *["withheld"] * 4]
-    assert "with every column present (the dataset is the unit" in markdown
-    assert "over the 3 datasets with every column present" in markdown
+    assert "on which its k columns all have every resample (the dataset is the unit" in markdown
+    assert "over the 3 of 3 datasets on which its 3 columns all have every resample" in markdown
 
 
 def test_figures_written_and_logged_to_a_report_run_left_out_of_the_tables(store, report):

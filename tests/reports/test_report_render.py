@@ -6,6 +6,7 @@ import pandas as pd
 
 from reports.render import format_metric_table, latex_escape, row_decimals, to_latex, to_markdown
 from reports.tables import summarize
+from reports.verdicts import verdicts
 
 
 def test_row_decimals_give_three_significant_digits_of_the_largest_mean():
@@ -23,20 +24,21 @@ def test_latex_escape():
 def test_ties_single_values_and_missing_cells():
     values = pd.DataFrame(
         [
-            ("iris", "bagging", "inhouse", 0.0),
-            ("iris", "bagging", "inhouse", 0.0),
-            ("iris", "gbt", "inhouse", 0.0),
-            ("iris", "gbt", "inhouse", 0.0),
-            ("wine", "gbt", "inhouse", 0.25),
+            ("iris", "bagging", "inhouse", "0", 0, 0.0),
+            ("iris", "bagging", "inhouse", "1", 0, 0.0),
+            ("iris", "gbt", "inhouse", "0", 0, 0.0),
+            ("iris", "gbt", "inhouse", "1", 0, 0.0),
+            ("wine", "gbt", "inhouse", "0", 0, 0.25),
         ],
-        columns=["dataset", "method", "engine", "value"],
+        columns=["dataset", "method", "engine", "seed", "split", "value"],
     )
     table = summarize(values, "test_error")
     assert math.isnan(table.mean.loc["wine", ("bagging", "inhouse")])
     assert table.count.loc["wine"].tolist() == [0, 1]
-    text = format_metric_table(table)
+    text = format_metric_table(table, verdicts(table))
     assert text.cells.loc["wine"].tolist() == ["–", "0.250"]  # one value: no std
-    rows = [line.strip("|").split("|") for line in to_markdown([text]).splitlines()[-2:]]
+    lines = [line for line in to_markdown([text]).splitlines() if line.startswith("|")]
+    rows = [line.strip("|").split("|") for line in lines[-2:]]
     assert [[cell.strip() for cell in row] for row in rows] == [
         ["iris", "**0.000 ± 0.000**", "**0.000 ± 0.000**"],  # a tie: both bold
         ["wine", "–", "**0.250**"],

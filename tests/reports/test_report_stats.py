@@ -1,6 +1,7 @@
-"""The corrected resampled t-test behind the marks (Nadeau and Bengio 2003), Holm, ranks,
-wins/ties/losses and Friedman/Nemenyi, against values computed by hand, scipy's paired t-test
-and studentized range, and the worked example of Demsar (2006), JMLR 7, section 3.2.2."""
+"""The corrected resampled t-test behind the verdicts (Nadeau and Bengio 2003) with its
+error-rate variance floor and its least number of resamples, Holm, the ranking block, ranks and
+Friedman/Nemenyi, against values computed by hand, scipy's paired t-test and studentized range,
+and the worked example of Demsar (2006), JMLR 7, section 3.2.2."""
 
 import math
 
@@ -13,42 +14,49 @@ from scipy.stats import t as student_t
 from reports.figures import cd_diagram, nemenyi_cliques
 from reports.render import WITHHELD, format_friedman_table
 from reports.stats import (
-    average_ranks,
+    MIN_RESAMPLES,
+    complete_means,
     corrected_resampled_t,
+    error_rate_variance_floor,
     friedman_chi2,
     friedman_nemenyi,
     holm,
     iman_davenport,
     nemenyi_cd,
     nemenyi_q,
-    not_worse_than_best,
     paired_values,
+    ranking_block,
     wilcoxon_p,
-    wins_ties_losses,
 )
-from reports.tables import TEST_TRAIN_RATIO, split_ratio, summarize
+from reports.tables import TEST_ROWS, TEST_TRAIN_RATIO, split_sizes, summarize
+from reports.verdicts import verdicts
 
 A, B, C = ("a", "inhouse"), ("b", "xgboost"), ("c", "lightgbm")
 BASE = [0.10, 0.20, 0.15, 0.30, 0.25, 0.12]
 UP = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]  # distinct magnitudes: the exact null distribution
 MIXED = [0.01, -0.02, 0.03, -0.04, 0.05, 0.06]
+# twelve resamples (at least MIN_RESAMPLES): BASE twice, UP and MIXED twice
+BASE12, UP12, MIXED12 = BASE * 2, UP * 2, MIXED * 2
 HOLDOUT = 0.25 / 0.75  # n_test / n_train of a 25% holdout
 
 
-def table_of(cells: dict, ratio: float = HOLDOUT) -> object:
-    """summarize() of {(dataset, pair): values}, value i belonging to seed i, split 0, every run
-    with n_test / n_train = `ratio` (NaN: the runs did not say)."""
+def table_of(cells: dict, ratio: float = HOLDOUT, metric: str = "test_rmse",
+             test_rows: float = 100.0) -> object:
+    """summarize() of {(dataset, pair): values} of `metric`, value i belonging to seed i,
+    split 0, every run with n_test / n_train = `ratio` (NaN: the runs did not say) and
+    `test_rows` test rows."""
     rows = [
-        (dataset, *pair, str(seed), 0, value, ratio)
+        (dataset, *pair, str(seed), 0, value, ratio, test_rows)
         for (dataset, pair), values in cells.items()
         for seed, value in enumerate(values)
     ]
-    columns = ["dataset", "method", "engine", "seed", "split", "value", TEST_TRAIN_RATIO]
-    return summarize(pd.DataFrame(rows, columns=columns), "test_error")
+    columns = ["dataset", "method", "engine", "seed", "split", "value", TEST_TRAIN_RATIO,
+               TEST_ROWS]
+    return summarize(pd.DataFrame(rows, columns=columns), metric)
 
 
-def shifted(diffs: list[float]) -> list[float]:
-    return [b + d for b, d in zip(BASE, diffs, strict=True)]
+def shifted(diffs: list[float], base: list[float] = BASE) -> list[float]:
+    return [b + d for b, d in zip(base, diffs, strict=True)]
 
 
 def test_pairs_match_seed_and_split_and_drop_unmatched():
@@ -68,41 +76,63 @@ def test_wilcoxon_exact_p_and_degenerate_cases():
 
 
 def test_corrected_resampled_t_by_hand_and_against_scipy_times_the_correction():
-    """d = UP: mean 0.035, s^2 = 17.5e-4 / 5 = 3.5e-4, J = 6, n_test/n_train = 1/3:
-    t = 0.035 / sqrt((1/6 + 1/3) 3.5e-4) = sqrt(7); scipy's paired t is mean / sqrt(s^2 / J) =
-    sqrt(21), so the correction multiplies it by sqrt((1/J) / (1/J + n_test/n_train))."""
-    shifted_up, base = np.array(shifted(UP)), np.array(BASE)
+    """d = UP twice: mean 0.035, s^2 = 35e-4 / 11, J = 12, n_test/n_train = 1/3:
+    t = 0.035 / sqrt((1/12 + 1/3) s^2); scipy's paired t is mean / sqrt(s^2 / J), so the
+    correction multiplies it by sqrt((1/J) / (1/J + n_test/n_train))."""
+    shifted_up, base = np.array(shifted(UP12, BASE12)), np.array(BASE12)
     statistic, p = corrected_resampled_t(shifted_up, base, HOLDOUT)
-    assert statistic == pytest.approx(math.sqrt(7))
-    assert p == pytest.approx(2 * student_t.sf(math.sqrt(7), 5))
+    expected = 0.035 / math.sqrt((1 / 12 + 1 / 3) * 35e-4 / 11)
+    assert statistic == pytest.approx(expected)
+    assert p == pytest.approx(2 * student_t.sf(expected, 11))
     plain = ttest_rel(shifted_up, base)
-    assert statistic == pytest.approx(plain.statistic * math.sqrt((1 / 6) / (1 / 6 + HOLDOUT)))
-    assert plain.pvalue < 0.01 < 0.04 < p < 0.05  # the uncorrected test overstates it
+    assert statistic == pytest.approx(plain.statistic * math.sqrt((1 / 12) / (1 / 12 + HOLDOUT)))
+    assert plain.pvalue < p  # the uncorrected test overstates the evidence
     down, _ = corrected_resampled_t(base, shifted_up, HOLDOUT)
-    assert down == pytest.approx(-math.sqrt(7))
+    assert down == pytest.approx(-expected)
     assert corrected_resampled_t(base, base, HOLDOUT) == (0.0, 1.0)
-    whole = np.array([1.0, 2.0, 3.0])  # + 0.5 exactly: a constant difference, s^2 = 0
-    assert corrected_resampled_t(whole + 0.5, whole, HOLDOUT) == (math.inf, 0.0)
-    assert math.isnan(corrected_resampled_t(base[:1], base[:1] + 0.1, HOLDOUT)[1])
     assert math.isnan(corrected_resampled_t(shifted_up, base, math.nan)[1])  # sizes unknown
 
 
+def test_fewer_resamples_than_the_least_are_untested():
+    values = np.arange(MIN_RESAMPLES, dtype=float)
+    assert not math.isnan(corrected_resampled_t(values + 1, values * 0.9, HOLDOUT)[1])
+    assert math.isnan(corrected_resampled_t(values[1:] + 1, values[1:] * 0.9, HOLDOUT)[1])
+
+
+def test_zero_variance_is_never_p_zero():
+    """A constant difference: untested for a continuous metric; for an error rate the floor
+    (|d| - d^2) / n_test takes the variance's place: d = 1/100 on 12 resamples of 100 test rows,
+    t = 0.01 / sqrt((1/12 + 1/3) 0.0099 / 100) = 1.55, p = 0.15."""
+    whole = np.linspace(0.1, 0.3, 12)
+    assert math.isnan(corrected_resampled_t(whole + 0.01, whole, HOLDOUT)[1])
+    floor = error_rate_variance_floor(0.01, 100)
+    assert floor == pytest.approx(0.0099 / 100)
+    t, p = corrected_resampled_t(whole + 0.01, whole, HOLDOUT, error_rate_rows=100)
+    assert t == pytest.approx(0.01 / math.sqrt((1 / 12 + 1 / 3) * floor))
+    assert p == pytest.approx(2 * student_t.sf(t, 11)) and p > 0.1
+    assert math.isnan(corrected_resampled_t(whole + 0.01, whole, HOLDOUT, math.nan)[1])
+    # a sample variance above the floor is kept as it is
+    noisy = whole + np.resize([0.0, 0.2], 12)
+    assert corrected_resampled_t(noisy, whole, HOLDOUT, 100)[0] == pytest.approx(
+        corrected_resampled_t(noisy, whole, HOLDOUT)[0])
+
+
 @pytest.mark.parametrize(
-    ("kind", "test_size", "n_splits", "rows", "cap", "ratio"),
+    ("kind", "test_size", "n_splits", "rows", "cap", "test_rows", "ratio"),
     [
-        ("kfold", None, "5", "150", None, 1 / 4),  # 30 test, 120 train
-        ("kfold", None, "5", None, None, 1 / 4),
-        ("holdout", "0.25", "5", "150", None, 38 / 112),  # ceil(37.5) = 38 test rows
-        ("holdout", "0.25", "5", None, None, 1 / 3),
-        ("holdout", "50", "5", "150", None, 50 / 100),  # a number of test rows
-        ("holdout", "0.25", "5", "150", "60", 38 / 60),  # the training rows capped
-        ("holdout", "0.25", "5", None, "60", math.nan),  # capped, rows unknown
-        (None, None, None, "150", None, math.nan),  # a run without its eval params
+        ("kfold", None, "5", "150", None, 30, 1 / 4),  # 30 test, 120 train
+        ("kfold", None, "5", None, None, math.nan, 1 / 4),
+        ("holdout", "0.25", "5", "150", None, 38, 38 / 112),  # ceil(37.5) = 38 test rows
+        ("holdout", "0.25", "5", None, None, math.nan, 1 / 3),
+        ("holdout", "50", "5", "150", None, 50, 50 / 100),  # a number of test rows
+        ("holdout", "0.25", "5", "150", "60", 38, 38 / 60),  # the training rows capped
+        ("holdout", "0.25", "5", None, "60", math.nan, math.nan),  # capped, rows unknown
+        (None, None, None, "150", None, math.nan, math.nan),  # a run without its eval params
     ],
 )
-def test_test_train_ratio_of_a_run(kind, test_size, n_splits, rows, cap, ratio):
-    assert split_ratio(kind, test_size, n_splits, rows, cap) == pytest.approx(ratio,
-                                                                                   nan_ok=True)
+def test_split_sizes_of_a_run(kind, test_size, n_splits, rows, cap, test_rows, ratio):
+    assert split_sizes(kind, test_size, n_splits, rows, cap) == pytest.approx(
+        (test_rows, ratio), nan_ok=True)
 
 
 def test_holm_step_down():
@@ -115,49 +145,43 @@ def test_holm_step_down():
                                                                   nan_ok=True)
 
 
-def test_underline_uses_the_corrected_test_and_holm_over_the_row():
-    alone = not_worse_than_best(table_of({("d", A): BASE, ("d", B): shifted(UP)}))
-    assert alone.loc["d"].tolist() == [False, False]  # corrected p = 0.046 < 0.05: B worse
-    # With C in the row, Holm: B 2 * 0.046 = 0.09; C: t = 0.015 / sqrt(0.5 * 15.5e-4) = 0.54,
-    # p = 0.61: neither significant. Uncorrected, B's p would be 2 * 0.006: not underlined.
-    cells = {("d", A): BASE, ("d", B): shifted(UP), ("d", C): shifted(MIXED)}
-    row = not_worse_than_best(table_of(cells))
-    assert row.loc["d"].tolist() == [False, True, True]  # the best itself is bold, not underlined
-    assert not_worse_than_best(table_of(cells, ratio=0.0)).loc["d"].tolist() == [False, False,
-                                                                                  True]
-    untested = not_worse_than_best(table_of(cells, ratio=math.nan))
-    assert untested.loc["d"].tolist() == [False, False, False]  # no test, no mark
+def test_verdicts_use_the_corrected_test_and_holm_over_the_row():
+    """B = A + UP (twelve resamples): corrected p = 0.011 alone, worse; with C = A + MIXED in
+    the row (p = 0.49), Holm doubles B's p to 0.022: still worse, C a tie; with n_test/n_train
+    = 2 the variance is inflated enough for B to tie; unknown split sizes: untested."""
+    alone = verdicts(table_of({("d", A): BASE12, ("d", B): shifted(UP12, BASE12)}))
+    assert alone["verdict"].tolist() == ["best", "worse"]
+    _, p = corrected_resampled_t(np.array(shifted(UP12, BASE12)), np.array(BASE12), HOLDOUT)
+    assert alone["p"][1] == pytest.approx(p)
+    cells = {("d", A): BASE12, ("d", B): shifted(UP12, BASE12),
+             ("d", C): shifted(MIXED12, BASE12)}
+    row = verdicts(table_of(cells))
+    assert row["verdict"].tolist() == ["best", "worse", "tie"]
+    assert row["p"][1] == pytest.approx(2 * p)
+    assert verdicts(table_of(cells, ratio=2.0))["verdict"].tolist() == ["best", "tie", "tie"]
+    untested = verdicts(table_of(cells, ratio=math.nan))
+    assert untested["verdict"].tolist() == ["best", "untested", "untested"]
 
 
-def test_average_ranks_average_ties_and_skip_incomplete_datasets():
-    mean = pd.DataFrame(
-        {A: [0.1, 0.3, 0.5], B: [0.2, 0.1, math.nan], C: [0.2, 0.2, 0.1]},
-        index=["d1", "d2", "d3"],
-    )
-    # d1: 1, 2.5, 2.5; d2: 3, 1, 2; d3 has a missing cell and is left out.
-    assert average_ranks(mean).tolist() == pytest.approx([2.0, 1.75, 2.25])
+def test_bold_only_among_cells_with_every_resample():
+    """C's mean is the lowest but it lacks a resample: B is best, C untested and out of the
+    ranks (complete_means); A, one row of 100 worse on every resample, ties (p = 0.15)."""
+    table = table_of({("d", A): BASE12, ("d", B): [v - 0.01 for v in BASE12],
+                      ("d", C): [v - 0.05 for v in BASE12[:-1]]}, metric="test_error")
+    assert verdicts(table)["verdict"].tolist() == ["tie", "best", "untested"]
+    assert complete_means(table).loc["d"].isna().tolist() == [False, False, True]
 
 
-def test_wins_ties_losses_against_a_baseline():
-    """loss: B = A + UP, corrected p = 0.046; win: B = A - UP; tie: MIXED, p = 0.61; one
-    pair: untested (Wilcoxon and the corrected t need two)."""
-    down = [-d for d in UP]
-    table = table_of(
-        {
-            ("loss", A): BASE,
-            ("loss", B): shifted(UP),
-            ("win", A): BASE,
-            ("win", B): shifted(down),
-            ("tie", A): BASE,
-            ("tie", B): shifted(MIXED),
-            ("one pair", A): [0.1],
-            ("one pair", B): [0.9],
-        }
-    )
-    result = wins_ties_losses(table, A)
-    assert list(result.columns) == ["wins", "ties", "losses", "untested"]
-    assert result.loc[B].tolist() == [1, 1, 1, 1]
-    assert wins_ties_losses(table, B).loc[A].tolist() == [1, 1, 1, 1]
+def test_ranking_block_drops_the_columns_present_on_fewest_datasets_first():
+    """C ran on 1 of 4 datasets (a reference that cannot run there): dropping it leaves 4
+    complete datasets x 2 columns (8 cells) instead of 1 x 3; B missing on d4 too: 3 x 2 with
+    A, B (6) beats 4 x 1 (a single column is no ranking)."""
+    mean = pd.DataFrame({A: [0.1, 0.2, 0.3, 0.4], B: [0.2, 0.1, 0.4, 0.3],
+                         C: [0.3, math.nan, math.nan, math.nan]}, index=["d1", "d2", "d3", "d4"])
+    assert ranking_block(mean).shape == (4, 2)
+    assert list(ranking_block(mean).columns) == [A, B]
+    mean.loc["d4", B] = math.nan
+    assert ranking_block(mean).index.tolist() == ["d1", "d2", "d3"]
 
 
 def formula_cd(k: int, n_datasets: int, alpha: float) -> float:
