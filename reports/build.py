@@ -163,9 +163,7 @@ def build_report(
                     for table, rows in zip(tables, found, strict=True)]  # fmt: skip
     text_tables += [format_verdict_counts(verdict_counts(rows), table.metric)
                     for table, rows in zip(tables, found, strict=True)]  # fmt: skip
-    failed = failures(runs)
-    if not failed.empty:
-        text_tables.append(format_failures(failed))
+    text_tables.append(format_failures(failures(runs)))
     text_tables.append(format_timing_table(timing(ok)))
     parity_table = parity(ok)
     if not parity_table.empty:

@@ -16,6 +16,7 @@ PLUS_MINUS = "±"
 MISSING = "–"
 AVERAGE_RANK = "average rank"
 WITHHELD = "withheld"
+NONE = "none"  # the row of an empty list
 CORRECTED_T = (
     "Nadeau and Bengio's 2003 corrected resampled t-test on the J values paired by seed and "
     "split, t = mean(d) / sqrt((1/J + n_test/n_train) s^2) with J - 1 df (Bouckaert and Frank "
@@ -190,12 +191,15 @@ def format_across(comparison: pd.DataFrame, metric: str, baseline: tuple[str, ..
 
 
 def format_failures(rows: pd.DataFrame) -> TextTable:
-    """The runs the tables lack or replaced (reports.failures), one line each."""
+    """The runs the tables lack or replaced (reports.failures), one line each; a row `none` when
+    there are none."""
     caption = (
         "Jobs whose cells hold fewer resamples ([n/N] in the tables) and results a rerun "
         "replaced: failed (its error line), unfinished, or an ok run left out for a later one."
     )
     cells = rows.set_index("dataset").astype(str)
+    if cells.empty:
+        cells.loc[NONE] = MISSING
     return _plain("failures and reruns", caption, cells)
 
 

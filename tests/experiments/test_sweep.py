@@ -148,6 +148,12 @@ def test_a_one_dataset_sweep_feeds_the_report(cli, cli_runs, tmp_path):
     assert "random_forest / inhouse" in table and "random_forest / sklearn" in table
     errors = [run.data.metrics["test_error"] for run in runs]
     assert all(0.0 <= error < 0.15 for error in errors)
+    # the verdicts, a log-loss table, the failures section (none) and each table's legend
+    verdicts = pd.read_csv(tmp_path / "report" / "verdicts.csv")
+    assert set(verdicts["metric"]) == {"test_error", "test_logloss"}
+    assert set(verdicts["verdict"]) <= {"best", "untested"}  # 2 seeds of a holdout: too few
+    assert "## test_logloss\n" in table and "italic = untested" in table
+    assert "## failures and reruns" in table
 
 
 def test_the_report_selects_the_runs_of_one_sweep(cli, cli_runs, tmp_path):

@@ -148,6 +148,9 @@ def test_a_tuned_sweep_reports_default_vs_tuned_best_so_far_and_tunability(cli, 
     assert "gbt / xgboost (random): max_depth" in tables
     results = pd.read_csv(tmp_path / "out" / "results.csv")
     assert "trial" not in set(results["status"])
+    verdicts = pd.read_csv(tmp_path / "out" / "verdicts.csv")
+    assert set(verdicts["metric"]) == {"test_error", "test_logloss"}  # logloss: the tuned one
+    assert "## test_logloss\n" in tables and "## failures and reruns" in tables
 
 
 def test_a_trial_the_engine_cannot_run_on_this_data_is_infeasible_not_the_job(compose_job,

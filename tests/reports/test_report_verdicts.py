@@ -5,17 +5,21 @@ tables.md and tables.tex, and the verdict counts read from one source."""
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
+from omegaconf import OmegaConf
 from scipy.stats import t as student_t
 
 from reports.build import build_report
+from reports.stats import MIN_RESAMPLES
 from reports.verdicts import CSV_COLUMNS
 
+ROOT = Path(__file__).resolve().parents[2]
 BEST_COLUMN, OTHER = ("gbt", "xgboost"), ("random_forest", "inhouse")
 FAILING = ("extra_trees", "inhouse")
 
@@ -170,3 +174,13 @@ def test_verdict_counts_are_read_from_the_verdicts(shapes, table_rows):
         assert [int(n) for n in row] == [int(expected.loc[column].get(v, 0))
                                          for v in ("best", "tie", "worse", "untested")]
     assert counts["random_forest / inhouse"] == ["0", "2", "1", "1"]
+
+
+@pytest.mark.parametrize("preset", ["default", "tuned"])
+def test_the_default_and_tuned_presets_run_the_resamples_a_verdict_needs(preset):
+    """seeds x outer splits of the preset's cells >= MIN_RESAMPLES: their reports can reach a
+    verdict on every cell that ran."""
+    conf = OmegaConf.load(ROOT / "conf" / "sweep" / f"{preset}.yaml")
+    seeds = len(str(conf.hydra.sweeper.params.seed).split(","))
+    assert conf.eval.kind == "kfold"
+    assert seeds * conf.eval.n_splits >= MIN_RESAMPLES
