@@ -54,6 +54,7 @@ from reports.stats import complete_means, friedman_nemenyi, ranking_block
 from reports.tables import (
     TABLE_METRICS,
     MetricTable,
+    approximations,
     left_out_line,
     mixed_environments_line,
     ok_runs,
@@ -159,7 +160,8 @@ def build_report(
             friedman_results.append(result)
     if friedman_results:
         text_tables.append(format_friedman_table(friedman_results))
-    text_tables += [format_metric_table(table, rows, ranking_block(complete_means(table)))
+    text_tables += [format_metric_table(table, rows, ranking_block(complete_means(table)),
+                                        approximations(ok, table.keys))
                     for table, rows in zip(tables, found, strict=True)]  # fmt: skip
     text_tables += [format_verdict_counts(verdict_counts(rows), table.metric)
                     for table, rows in zip(tables, found, strict=True)]  # fmt: skip

@@ -17,6 +17,7 @@ MISSING = "–"
 AVERAGE_RANK = "average rank"
 WITHHELD = "withheld"
 NONE = "none"  # the row of an empty list
+APPROXIMATE = "≈"  # a column header's mark: its engine approximates the method
 CORRECTED_T = (
     "Nadeau and Bengio's 2003 corrected resampled t-test on the J values paired by seed and "
     "split, t = mean(d) / sqrt((1/J + n_test/n_train) s^2) with J - 1 df (Bouckaert and Frank "
@@ -39,6 +40,7 @@ LATEX_SPECIAL = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     PLUS_MINUS: r"$\pm$",
+    APPROXIMATE: r"$\approx$",
     MISSING: "--",
 }
 
@@ -101,11 +103,28 @@ def metric_legend(metric: str) -> str:
     )
 
 
+def approximation_marks(table: MetricTable,
+                        notes: dict[tuple[str, ...], list[str]]) -> tuple[list[str], str]:
+    """The table's headers (`column_label`, then ` ≈1,2` on a column whose runs carry the
+    approximation notes 1 and 2 of `notes`) and the legend of those numbers ('' without any)."""
+    numbered: dict[str, int] = {}
+    headers = []
+    for column in table.mean.columns:
+        marks = [numbered.setdefault(note, len(numbered) + 1) for note in notes.get(column, [])]
+        suffix = f" {APPROXIMATE}{','.join(map(str, marks))}" if marks else ""
+        headers.append(column_label(column) + suffix)
+    legend = "; ".join(f"{APPROXIMATE}{n}: {note}" for note, n in numbered.items())
+    return headers, (f" {APPROXIMATE}n: the engine of this column approximates the method on "
+                     f"some runs, by design ({legend}).") if numbered else ""
+
+
 def format_metric_table(table: MetricTable, found: pd.DataFrame,
-                        block: pd.DataFrame | None = None) -> TextTable:
-    """Cells `mean ± std [n/N]` with per-dataset decimals, headers `column_label`, emphasis from
-    the verdict rows `found` (bold best, underlined tie, italic untested); an `average rank`
-    last row over `block` (`stats.ranking_block`) when given."""
+                        block: pd.DataFrame | None = None,
+                        notes: dict[tuple[str, ...], list[str]] | None = None) -> TextTable:
+    """Cells `mean ± std [n/N]` with per-dataset decimals, headers `column_label` (with the
+    `approximation_marks` of `notes`), emphasis from the verdict rows `found` (bold best,
+    underlined tie, italic untested); an `average rank` last row over `block`
+    (`stats.ranking_block`) when given."""
     verdict, resamples = verdict_grid(found, table, "verdict"), verdict_grid(found, table,
                                                                               RESAMPLES)
     rows = {}
@@ -116,11 +135,11 @@ def format_metric_table(table: MetricTable, found: pd.DataFrame,
             for c, m, s, n in zip(means.index, means, table.std.loc[dataset],
                                   table.count.loc[dataset], strict=True)
         ]
-    headers = [column_label(column) for column in table.mean.columns]
+    headers, approximated = approximation_marks(table, notes or {})
     index = pd.Index(list(rows), name="dataset")
     marks = {name: pd.DataFrame(verdict.eq(value).to_numpy(bool), index=index, columns=headers)
              for name, value in (("bold", BEST), ("underline", TIE), ("italic", UNTESTED))}
-    caption = metric_legend(table.metric)
+    caption = metric_legend(table.metric) + approximated
     if block is not None:
         rows[AVERAGE_RANK] = [MISSING if math.isnan(r) else f"{r:.2f}"
                               for r in average_ranks(block).reindex(table.mean.columns)]

@@ -45,6 +45,18 @@ def column_keys(frame: pd.DataFrame) -> list[str]:
 
 
 DATA_SHA256 = "data.sha256"  # a file dataset's content hash (experiments.data.datasets)
+# how a reference engine's run departs from the method (tag of experiments.engines.spec.Built)
+APPROXIMATION = "approximation"
+
+
+def approximations(ok: pd.DataFrame, keys: list[str]) -> dict[tuple[str, ...], list[str]]:
+    """Per column (a tuple of `keys`) whose ok runs carry an APPROXIMATION tag, its distinct
+    notes, sorted."""
+    if APPROXIMATION not in ok.columns:
+        return {}
+    tagged = ok.dropna(subset=[APPROXIMATION])
+    return {tuple(column): sorted(set(group[APPROXIMATION]))
+            for column, group in tagged.groupby(keys)}
 
 
 def ok_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 
 from reports.render import format_metric_table, latex_escape, row_decimals, to_latex, to_markdown
-from reports.tables import summarize
+from reports.tables import approximations, summarize
 from reports.verdicts import verdicts
 
 
@@ -44,3 +44,31 @@ def test_ties_single_values_and_missing_cells():
         ["wine", "–", "**0.250**"],
     ]
     assert r"wine & -- & \textbf{0.250} \\" in to_latex([text])
+
+
+def test_a_column_whose_engine_approximates_the_method_is_marked_with_the_reason():
+    """Runs tagged `approximation` (experiments.engines.spec.Built) mark their column's header
+    with a number the legend explains, in markdown and LaTeX; verdicts.csv keeps the plain label."""
+    runs = pd.DataFrame({
+        "method": ["gbt", "gbt", "gbt", "random_forest"],
+        "engine": ["lightgbm", "lightgbm", "inhouse", "xgboost"],
+        "approximation": ["lightgbm grows best-first, not depthwise", None, None,
+                          "xgboost's rf mode: bootstrap as subsample"],
+    })
+    notes = approximations(runs, ["method", "engine"])
+    assert notes == {("gbt", "lightgbm"): ["lightgbm grows best-first, not depthwise"],
+                     ("random_forest", "xgboost"): ["xgboost's rf mode: bootstrap as subsample"]}
+    values = pd.DataFrame(
+        [("d", method, engine, "0", 0, value)
+         for (method, engine), value in [(("gbt", "inhouse"), 0.1), (("gbt", "lightgbm"), 0.2),
+                                         (("random_forest", "xgboost"), 0.3)]],
+        columns=["dataset", "method", "engine", "seed", "split", "value"])
+    table = summarize(values, "test_error")
+    text = format_metric_table(table, verdicts(table), notes=notes)
+    assert list(text.cells.columns) == ["gbt / inhouse", "gbt / lightgbm ≈1",
+                                        "random_forest / xgboost ≈2"]
+    assert ("≈1: lightgbm grows best-first, not depthwise; ≈2: xgboost's rf mode: bootstrap as "
+            "subsample") in text.caption
+    assert r"gbt / lightgbm $\approx$1" in to_latex([text])
+    assert set(verdicts(table)["column"]) == {"gbt / inhouse", "gbt / lightgbm",
+                                              "random_forest / xgboost"}
