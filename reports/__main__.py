@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline",
         metavar="METHOD/ENGINE[/ENCODING]",
-        help="column the wins/ties/losses tables compare with (default: each table's first); "
+        help="column the across-datasets tables compare every other with (default: each table's "
+        "column present on most datasets, the first of a tie); "
         "/ENCODING where the tables have a column per categorical encoding",
     )
     parser.add_argument(

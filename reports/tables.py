@@ -6,7 +6,7 @@ grouping of the report, so that two encodings never share a cell, whatever the e
 some dataset of a frame ran with more than one, the encoding joins the columns of every table,
 statistic and figure made from that frame (`gbt / inhouse / native` beside
 `gbt / inhouse / ordinal` in the dataset's row), so that the paired tests, ranks,
-wins/ties/losses and the CD diagram compare encodings as any two columns; a dataset without
+verdicts and the CD diagram compare encodings as any two columns; a dataset without
 categorical features (encoding `none`, `runs.NO_ENCODING`) then has `... / none` columns of its
 own, its runs never copied under each encoding. Otherwise every dataset has a single encoding,
 no cell can hold two, and the columns stay (method, engine); the datasets table names each
