@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from baycomp import SignedRankTest
 
-from reports.stats import holm, wilcoxon_p
+from reports.stats import MIN_DATASETS, holm, wilcoxon_p
 from reports.tables import ERROR_RATES, MetricTable
 
 # The region of practical equivalence: an error rate within 0.01 of the baseline's (one point of
@@ -50,8 +50,9 @@ def against_baseline(means: pd.DataFrame, metric: str,
     """Per column of `means` (datasets x columns, NaN where a cell lacks resamples) other than
     `baseline`: over the datasets where both have a mean, their number, the median difference
     (`differences`), Wilcoxon's two-sided p (NaN below MIN_WILCOXON_DATASETS), its Holm
-    adjustment over the columns, and the Bayesian signed-rank probabilities (NaN below 2
-    datasets)."""
+    adjustment over the columns, and the Bayesian signed-rank probabilities (NaN below
+    stats.MIN_DATASETS: on fewer, the Dirichlet process posterior sits on the few observed
+    differences and states near-certainties)."""
     rows = {}
     for column in means.columns:
         if column == baseline:
@@ -60,7 +61,7 @@ def against_baseline(means: pd.DataFrame, metric: str,
         diff = differences(metric, both[column], both[baseline])
         enough = len(diff) >= MIN_WILCOXON_DATASETS
         p = wilcoxon_p(diff, np.zeros_like(diff)) if enough else math.nan
-        bayes = (bayesian_signed_rank(diff, ROPE[scale(metric)]) if len(diff) >= 2
+        bayes = (bayesian_signed_rank(diff, ROPE[scale(metric)]) if len(diff) >= MIN_DATASETS
                  else (math.nan,) * 3)  # fmt: skip
         rows[column] = [len(diff), float(np.median(diff)) if len(diff) else math.nan, p,
                         math.nan, *bayes]  # fmt: skip

@@ -187,7 +187,7 @@ def format_across(comparison: pd.DataFrame, metric: str, baseline: tuple[str, ..
         f"2006), {WITHHELD} below 6 datasets (the smallest p is 2/2^N); p_better, p_rope, "
         "p_worse: posterior probabilities of the Bayesian signed-rank test (Benavoli et al. "
         f"2017, baycomp) that the column is better, practically equivalent (|{unit}| < "
-        f"{ROPE[scale(metric)]:.3g}) or worse."
+        f"{ROPE[scale(metric)]:.3g}) or worse, {WITHHELD} below {MIN_DATASETS} datasets."
     )
 
     def shown(value: float, spec: str) -> str:
