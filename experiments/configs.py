@@ -354,9 +354,9 @@ class GBTConfig(MethodConfig):
     max_bins: int = 255
     # categorical (set) splits, LightGBM's names (ensembles.engine.categories; the engines'
     # equivalents: experiments.engines.categorical)
-    cat_smooth: float = 10.0
-    cat_l2: float = 100.0
-    min_data_per_group: int = 100
+    cat_smooth: float = 3.0
+    cat_l2: float = 0.0
+    min_data_per_group: int = 1
     max_cat_threshold: int = 32
     max_cat_to_onehot: int = 4
     base_score: float | None = None

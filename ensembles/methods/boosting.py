@@ -54,9 +54,9 @@ class TreeParams:
     min_split_gain: float = XGBOOST_MIN_SPLIT_GAIN
     colsample_bytree: float = 1.0
     colsample_bynode: float = 1.0
-    cat_smooth: float = 10.0
-    cat_l2: float = 100.0
-    min_data_per_group: int = 100
+    cat_smooth: float = 3.0
+    cat_l2: float = 0.0
+    min_data_per_group: int = 1
     max_cat_threshold: int = 32
     max_cat_to_onehot: int = 4
 

@@ -65,7 +65,7 @@ class _BaseGBT(NewtonBoosting, BaseEstimator):
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, categorical_features="from_dtype",
-                 cat_smooth=10.0, cat_l2=100.0, min_data_per_group=100, max_cat_threshold=32,
+                 cat_smooth=3.0, cat_l2=0.0, min_data_per_group=1, max_cat_threshold=32,
                  max_cat_to_onehot=4, base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
                  n_jobs=None, verbose=0):
@@ -138,7 +138,7 @@ class GradientBoostingRegressor(RegressorMixin, _BaseGBT):
                  grow_policy="depthwise", reg_lambda=1.0, reg_alpha=0.0, gamma=0.0,
                  min_child_weight=1.0, min_child_samples=1, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_bins=MAX_BINS, categorical_features="from_dtype",
-                 cat_smooth=10.0, cat_l2=100.0, min_data_per_group=100, max_cat_threshold=32,
+                 cat_smooth=3.0, cat_l2=0.0, min_data_per_group=1, max_cat_threshold=32,
                  max_cat_to_onehot=4, base_score=None,
                  early_stopping_rounds=None, validation_fraction=0.1, random_state=None,
                  n_jobs=None, verbose=0):

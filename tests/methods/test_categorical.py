@@ -1,7 +1,8 @@
 """Native categorical splits: a stump that isolates a set of categories, CART's exact order
 against an exhaustive search, agreement with HistGradientBoosting's categorical trees; GBT's
 regularization of them (cat_smooth against HGB, max_cat_to_onehot against XGBoost, the cap by
-hand, a many-level noise column against ordinal codes and XGBoost); more than 255 levels."""
+hand, a many-level noise column against ordinal codes and XGBoost, levels of about 12 rows
+against XGBoost); more than 255 levels."""
 
 import itertools
 from math import comb
@@ -397,12 +398,66 @@ def churn_like_errors(seeds, **params):
     return {name: float(np.median(values)) for name, values in errors.items()}
 
 
-def test_a_many_level_noise_feature_does_not_make_native_splits_worse():
+NOISE_COLUMN_SETTING = {"cat_smooth": 10.0, "cat_l2": 100.0, "min_data_per_group": 100}
+
+
+def test_the_noise_column_setting_keeps_native_splits_level_on_a_noise_column():
     """Issue 38: a 51-level noise column made native splits worse than ordinal codes and than
-    XGBoost's native splits (5.4% against 4.2% on the real churn table). Median test error
-    over 5 seeds (1000 test rows each): native at most 0.6 points (6 rows; the binomial sd of a
-    6% error on 1000 rows is 0.75 points a seed, about 0.4 for a median of 5) above either.
-    Without the regularization native is 1.0-1.4 points above both (seeds 0-14, measured)."""
-    median = churn_like_errors(range(5))
+    XGBoost's native splits (5.4% against 4.2% on the real churn table). With the setting that
+    docs/categorical_splits.md gives for a weak many-level column (the defaults before issue
+    67), the median test error over 5 seeds (1000 test rows each) is at most 0.6 points (6
+    rows; the binomial sd of a 6% error on 1000 rows is 0.75 points a seed, about 0.4 for a
+    median of 5) above either. Without regularization native is 1.0-1.4 points above both
+    (seeds 0-14, measured); the defaults (issue 67: tuned for levels that carry signal) are
+    0.9 above XGBoost here (6.7% against 5.8%), which the docs state."""
+    median = churn_like_errors(range(5), **NOISE_COLUMN_SETTING)
     assert median["native"] <= median["ordinal"] + 0.6
     assert median["native"] <= median["xgboost"] + 0.6
+
+
+def _seatbelts_like(seed, n_states=51, n_years=15):
+    """A state-by-year panel shaped as AER's USSeatBelts (51 states x 15 years: about 12
+    training rows a state in 5-fold): y is a state level (sd 1) plus a year trend, an income
+    effect and a 2-level law, noise sd 0.3."""
+    rng = np.random.default_rng(seed)
+    state = np.repeat(np.arange(n_states), n_years)
+    year = np.tile(np.arange(n_years), n_states).astype(float)
+    income = rng.normal(0, 1, n_states)[state] + 0.1 * year + rng.normal(0, 0.3, len(state))
+    law = (rng.random(len(state)) < 0.3).astype(int)
+    level = rng.normal(0, 1.0, n_states)
+    y = level[state] - 0.08 * year - 0.3 * income + 0.2 * law + rng.normal(0, 0.3, len(state))
+    X = pd.DataFrame({"state": pd.Categorical(state), "year": year, "income": income,
+                      "law": pd.Categorical(law)})
+    return X, y
+
+
+def seatbelts_like_rmse(seeds, **params):
+    """Mean test RMSE over 5-fold CV for each seed of GBT native (defaults, or `params`) and
+    XGBoost native (hist, enable_categorical, its defaults; max_cat_threshold 33, the lab's
+    translation of ours) on _seatbelts_like tables."""
+    import xgboost
+    from sklearn.model_selection import KFold
+
+    rmse = {"native": [], "xgboost": []}
+    for seed in seeds:
+        X, y = _seatbelts_like(seed)
+        for train, test in KFold(5, shuffle=True, random_state=seed).split(X):
+            ours = GradientBoostingRegressor(**params).fit(X.iloc[train], y[train])
+            reference = xgboost.XGBRegressor(tree_method="hist", enable_categorical=True,
+                                             max_cat_threshold=33, n_jobs=1)
+            reference.fit(X.iloc[train], y[train])
+            for name, model in (("native", ours), ("xgboost", reference)):
+                residual = model.predict(X.iloc[test]) - y[test]
+                rmse[name].append(float(np.sqrt(np.mean(residual ** 2))))
+    return {name: float(np.mean(values)) for name, values in rmse.items()}
+
+
+def test_levels_of_about_twelve_rows_are_fitted_as_well_as_by_xgboost():
+    """Issue 67: on USSeatBelts (51 states, about 12 training rows a state) the defaults of
+    issue 38 (cat_smooth 10, cat_l2 100, min_data_per_group 100) were 1.13 times XGBoost
+    native's RMSE, worse on 5 of 5 seeds: they drop or over-shrink levels that small. With the
+    defaults the RMSE over 2 seeds x 5 folds is at most 5% above XGBoost's (the fold-to-fold
+    ratio varies by about 3%, so 1% for the mean of 10). Measured: defaults 0.98 of
+    XGBoost's; the old defaults 1.34 (every one of 15 folds worse)."""
+    rmse = seatbelts_like_rmse(range(2))
+    assert rmse["native"] <= 1.05 * rmse["xgboost"]
