@@ -149,13 +149,26 @@ class DecimalMark(Enum):
     comma = ","
 
 
+class ThousandsMark(Enum):
+    """The thousands separator of a table's numbers (dataset.thousands=comma for 1,234; space
+    for 1 234 with any space; none: the file has none)."""
+
+    comma = ","
+    point = "."
+    space = " "
+    apostrophe = "'"
+    none = ""
+
+
 @dataclass
 class TableConfig(DatasetConfig):
     """A local CSV or Parquet file (experiments.data.table_files): `name` names it in runs and
     reports (default: the file's stem); `target` is the label column; the task is the user's to
     state (dataset.task=binary|multiclass|regression); `categorical`: how non-numeric features
-    are encoded; `sep` (None: sniffed among , ; tab |) and `decimal` (point, comma) read a CSV
-    file; `drop`: columns left out (an ID, a leak)."""
+    are encoded; `sep` (None: sniffed among , ; tab |), `decimal` (point, comma) and
+    `thousands` (None: detected per column) read a CSV file; `na_values`: tokens read as
+    missing besides empty cells and NaN, NULL, #N/A, ...; `drop`: columns left out (an ID, a
+    leak)."""
 
     name: str = "${file_stem:${.path}}"
     loader: str = "csv"
@@ -164,6 +177,8 @@ class TableConfig(DatasetConfig):
     categorical: CategoricalEncoding = CategoricalEncoding.ordinal
     sep: str | None = None
     decimal: DecimalMark = DecimalMark.point
+    thousands: ThousandsMark | None = None
+    na_values: list[str] = field(default_factory=list)
     drop: list[str] = field(default_factory=list)
 
 

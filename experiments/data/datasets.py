@@ -17,10 +17,16 @@ from omegaconf import DictConfig, OmegaConf
 from scipy import stats
 from sklearn import datasets
 
-from experiments.configs import DecimalMark, Task
+from experiments.configs import DecimalMark, Task, ThousandsMark
 from experiments.data.openml import fetch_frame
 from experiments.data.suite_cache import openml_home, read_dataset, read_metadata
-from experiments.data.table_files import DataWarning, data_sha256, read_table, table_file
+from experiments.data.table_files import (
+    LEVEL_WORDS,
+    DataWarning,
+    data_sha256,
+    read_table,
+    table_file,
+)
 
 Loader = Callable[..., tuple[np.ndarray, np.ndarray]]
 
@@ -95,10 +101,14 @@ def frame_to_xy(
 
 
 def load_table(name: str, path: str, target: str, categorical: str = "ordinal",
-               sep: str | None = None, decimal: str = "point", drop: tuple[str, ...] = ()) -> Table:
+               sep: str | None = None, decimal: str = "point", drop: tuple[str, ...] = (),
+               thousands: str | None = None, na_values: tuple[str, ...] = ()) -> Table:
     """A local Parquet file (suffix .parquet) or CSV file (any other suffix), read and cleaned
-    by experiments.data.table_files; `decimal` names a DecimalMark."""
-    frame = read_table(path, target, sep, DecimalMark[decimal].value, tuple(drop))
+    by experiments.data.table_files; `decimal` names a DecimalMark, `thousands` a ThousandsMark
+    (None: detected)."""
+    thousands = None if thousands is None else ThousandsMark[thousands].value
+    frame = read_table(path, target, sep, DecimalMark[decimal].value, tuple(drop), thousands,
+                       tuple(map(str, na_values)))
     return frame_to_xy(frame, target, f"dataset {name} ({table_file(path)})", categorical)
 
 
@@ -297,20 +307,28 @@ def describe_dataset(cfg: DictConfig, X: np.ndarray, y: np.ndarray) -> dict[str,
 
 
 def reading_settings(cfg: DictConfig) -> str:
-    """How a file was read beyond its path and target (drop, sep, decimal), as `key=value; ...`
-    of the settings away from their defaults (tag data.reading: the report's rows keep two
-    readings of one file apart); `default` if none."""
+    """How a file was read beyond its path and target (drop, sep, decimal, thousands,
+    na_values), as `key=value; ...` of the settings away from their defaults (tag data.reading:
+    the report's rows keep two readings of one file apart); `default` if none."""
     decimal = getattr(cfg.decimal, "name", cfg.decimal)
+    thousands = cfg.get("thousands")
     changed = {"drop": ",".join(cfg.drop), "sep": cfg.sep or "",
-               "decimal": "" if decimal == DecimalMark.point.name else decimal}
+               "decimal": "" if decimal == DecimalMark.point.name else decimal,
+               "thousands": getattr(thousands, "name", thousands) or "",
+               "na_values": ",".join(map(str, cfg.get("na_values") or ()))}
     return "; ".join(f"{key}={value}" for key, value in changed.items() if value) or "default"
+
+
+MANY_CLASSES = 20  # distinct numbers of a target, from which it may be a count (25-346)
+RARE_CLASS_ROWS = 3  # a class of fewer rows of such a target is a value, not a class
 
 
 def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
     """A regression target as float64; class labels as 0..K-1, where the task is binary iff K = 2
     and multiclass iff K > 2. A target that does not fit the task is refused, saying what it
     looks like: text to regress; to classify, fractional numbers, or whole numbers most of
-    whose values are in a single row."""
+    whose values are in a single row (in fewer than RARE_CLASS_ROWS rows when there are
+    MANY_CLASSES or more, as the values of a count are)."""
     if task is Task.regression:
         numbers = pd.to_numeric(pd.Series(y), errors="coerce")
         text = y[numbers.isna().to_numpy()]
@@ -333,17 +351,22 @@ def encode_target(name: str, task: Task, y: np.ndarray) -> np.ndarray:
     classes, labels, counts = np.unique(y, return_inverse=True, return_counts=True)
     if len(classes) < 2:
         raise ValueError(f"dataset {name} has {len(classes)} class; classification needs 2 or more")
-    single = int(np.sum(counts < 2))
-    if y.dtype.kind in "iuf" and 2 * single > len(classes):
+    rows = 2 if len(classes) < MANY_CLASSES else RARE_CLASS_ROWS
+    rare = int(np.sum(counts < rows))
+    if y.dtype.kind in "iuf" and 2 * rare > len(classes):
+        where = "a single row" if rows == 2 else f"fewer than {rows} rows"
         raise ValueError(f"dataset {name}: the target looks like a number to predict, not "
-                         f"classes ({single} of its {len(classes)} distinct values are in a "
-                         "single row): set dataset.task=regression")
+                         f"classes ({rare} of its {len(classes)} distinct values are in {where}): "
+                         "set dataset.task=regression")
     declared = Task.binary if len(classes) == 2 else Task.multiclass
     if task is not declared:
+        words = [str(label) for label in classes if str(label) in LEVEL_WORDS]
+        missing = (f"if {words[0]!r} marks missing values, dataset.na_values=[{words[0]}] reads "
+                   "it so (then drop those rows); else " if len(classes) - len(words) == 2 and
+                   task is Task.binary and y.dtype.kind not in "iuf" else "")  # fmt: skip
         raise ValueError(
-            f"dataset {name} has {len(classes)} classes ({class_counts(classes, counts)}): set "
-            f"dataset.task={declared.value}, "
-            f"not {task.value}"
+            f"dataset {name} has {len(classes)} classes ({class_counts(classes, counts)}): "
+            f"{missing}set dataset.task={declared.value}, not {task.value}"
         )
     return labels
 

@@ -3,10 +3,12 @@ job's identity; the mistakes real tables have are read right with one warning na
 or refused with one line before any run."""
 
 import hashlib
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn import datasets
 
 from experiments.config_errors import exit_if_files_share_a_name, exit_if_invalid
 from experiments.data.datasets import load_dataset
@@ -349,8 +351,9 @@ def test_thousands_commas_are_not_decimal_commas_and_points_survive_a_decimal_co
     frame["income"] = [f"{v:,}" for v in 1000 + 97 * np.arange(60)]  # "1,000" ... "6,723"
     path = tmp_path / "penguins.csv"
     frame.to_csv(path, index=False)
-    with pytest.warns(DataWarning, match="column 'income' looks numeric"):
+    with pytest.warns(DataWarning, match="column 'income': comma read as a thousands separator"):
         X, _ = load_dataset(csv_job(compose_job, path, "species", "binary").dataset)
+    np.testing.assert_array_equal(X[:, 2], 1000 + 97 * np.arange(60))  # bill's 38.5: a point
     comma = csv_job(compose_job, path, "species", "binary", "dataset.decimal=comma",
                     "dataset.drop=[income]")
     X_comma, _ = load_dataset(comma.dataset)  # 38.5 stays 38.5, not 385
@@ -383,3 +386,177 @@ def test_two_readings_of_one_file_are_two_rows_of_the_report(compose_job, store_
     client, experiment_id = open_experiment(store_uri, job.mlflow.experiment_name)
     assert sorted(ok_runs(load_runs(client, experiment_id))["dataset"]) == [
         "penguins [drop=sample_id; sep=tab]", "penguins [sep=tab]"]
+
+
+def cars93(n: int = 93) -> pd.DataFrame:
+    """A Cars93-like table (MASS): AirBags "None", "Driver only", "Driver & Passenger"; prices
+    with a decimal point; an origin to predict."""
+    rng = np.random.default_rng(93)
+    airbags = np.array(["None", "Driver only", "Driver & Passenger"])[np.arange(n) % 3]
+    return pd.DataFrame({"Price": rng.uniform(7, 62, n).round(1), "AirBags": airbags,
+                         "Horsepower": rng.integers(55, 300, n),
+                         "Origin": np.array(["USA", "non-USA"])[np.arange(n) % 2]})
+
+
+def test_the_class_and_level_none_of_cars93_airbags_is_not_missing(compose_job, runs_of,
+                                                                     tmp_path):
+    path = tmp_path / "Cars93.csv"
+    cars93().to_csv(path, index=False)
+    overrides = ("method=gbt", "method.n_estimators=5", "eval.curve_every=0")
+    target = csv_job(compose_job, path, "AirBags", "multiclass", *overrides)
+    _, y = load_dataset(target.dataset)
+    assert np.bincount(y).tolist() == [31, 31, 31]  # 'Driver & Passenger', 'Driver only', 'None'
+    assert run_job(target) == "ok"
+    [run] = runs_of(target)
+    assert run.data.tags["data.classes"] == "3"
+    feature = csv_job(compose_job, path, "Origin", "binary")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # None among capitalised levels: no doubt
+        X, _ = load_dataset(feature.dataset)
+    assert not np.isnan(X).any() and sorted(np.unique(X[:, 1])) == [0.0, 1.0, 2.0]
+
+
+def test_na_is_a_level_of_text_columns_and_missing_in_numeric_ones(compose_job, tmp_path):
+    frame = penguins()
+    bill = frame["bill_length_mm"].astype(object)
+    bill[::10] = "NA"  # R's missing number
+    frame["bill_length_mm"] = bill
+    frame["region"] = np.array(["NA", "EU", "AS"])[np.arange(60) % 3]  # NA: North America
+    frame["sex"] = np.where(np.arange(60) % 5 == 0, "NA", np.where(np.arange(60) % 2, "male",
+                                                                   "female"))
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    X, _, lines = load_warned(csv_job(compose_job, path, "species", "binary").dataset)
+    assert np.isnan(X[:, 0]).sum() == 6 and not np.isnan(X[:, 1:]).any()
+    assert sorted(np.unique(X[:, 2])) == [0.0, 1.0, 2.0]  # region: AS, EU, NA
+    assert [line for line in lines if "'region'" in line] == []
+    [sex] = [line for line in lines if "'sex'" in line]
+    assert "'NA' (12 rows)" in sex and "dataset.na_values=[NA]" in sex
+    stated = csv_job(compose_job, path, "species", "binary", "dataset.na_values=[NA]")
+    X, _ = load_dataset(stated.dataset)
+    assert np.isnan(X[:, 2]).sum() == 20 and np.isnan(X[:, 3]).sum() == 12
+    target = csv_job(compose_job, path, "sex", "multiclass")
+    _, y, lines = load_warned(target.dataset)
+    assert np.bincount(y).tolist() == [12, 24, 24]  # NA: a class, female, male
+    assert any("column 'sex'" in line and "'NA'" in line for line in lines)
+    with pytest.raises(ValueError, match=r"has 3 classes \('female' 24, 'male' 24, 'NA' 12\): if "
+                                         r"'NA' marks missing values, dataset.na_values=\[NA\]"):
+        load_dataset(csv_job(compose_job, path, "sex", "binary").dataset)
+
+
+def test_stated_missing_markers_are_missing(compose_job, tmp_path):
+    frame = penguins()
+    frame.loc[::6, "bill_length_mm"] = -999  # written -999.0
+    frame["visits"] = np.where(np.arange(60) % 5 == 0, -999, np.arange(60) % 7)  # whole numbers
+    path = tmp_path / "penguins.csv"
+    frame.to_csv(path, index=False)
+    X, _ = load_dataset(csv_job(compose_job, path, "species", "binary",
+                                "dataset.na_values=[-999]").dataset)
+    assert np.isnan(X[:, 0]).sum() == 10 and np.isnan(X[:, 2]).sum() == 12
+
+
+WEIGHTS = 450 + 106 * (np.arange(60) // 2)  # 450 ... 3524: below and above a thousand
+GROUPED = {  # dataset overrides, the CSV separator, a weight as the file writes it
+    "us": ((), ",", lambda v: f"{v:,}"),  # 2,760
+    "european": (("dataset.decimal=comma",), ";", lambda v: f"{v:,}".replace(",", ".")),
+    "space": ((), ",", lambda v: f"{v:,}".replace(",", " ")),  # 2 760
+    "nbsp": ((), ",", lambda v: f"{v:,}".replace(",", "\u00a0")),
+    "thin": ((), ",", lambda v: f"{v:,}".replace(",", "\u202f")),
+    "swiss": ((), ",", lambda v: f"{v:,}".replace(",", "'")),  # 2'760
+}
+
+
+@pytest.mark.parametrize("style", GROUPED)
+def test_thousands_separators_are_read_as_numbers_with_one_warning(compose_job, runs_of,
+                                                                    tmp_path, style):
+    overrides, sep, written = GROUPED[style]
+    heavy = np.where(WEIGHTS > 2000, "heavy", "light")
+    path = tmp_path / "parcels.csv"
+    pd.DataFrame({"weight": [written(v) for v in WEIGHTS], "class": heavy}).to_csv(
+        path, sep=sep, index=False)
+    cfg = csv_job(compose_job, path, "class", "binary", *overrides, "method=gbt",
+                  "method.n_estimators=1", "method.max_depth=1", "eval.curve_every=0")
+    X, _, lines = load_warned(cfg.dataset)
+    np.testing.assert_array_equal(X[:, 0], WEIGHTS)
+    [line] = [line for line in lines if "'weight'" in line]
+    assert "thousands" in line and repr(written(1086)) in line
+    assert run_job(cfg) == "ok"  # one stump: an error of 0 only if every weight is in order
+    [run] = runs_of(cfg)
+    assert run.data.metrics["test_error"] == 0.0
+    assert run.data.tags["data.numeric_features"] == "1"
+
+
+def test_european_thousands_with_a_decimal_comma(compose_job, tmp_path):
+    prices = 950.5 + 1234.25 * np.arange(40)  # 950,5  2.184,75 ... 49.085,75
+    rows = [f"{v:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".") + f";{i % 2}\n"
+            for i, v in enumerate(prices)]
+    path = tmp_path / "prices.csv"
+    path.write_text("price;cheap\n" + "".join(rows))
+    X, y, lines = load_warned(csv_job(compose_job, path, "price", "regression",
+                                      "dataset.decimal=comma").dataset)
+    np.testing.assert_allclose(y, prices)
+    assert any("'price'" in line and "'2.184,75'" in line for line in lines)
+    with pytest.raises(ValueError, match="column 'price' .*set dataset.decimal=comma"):
+        load_dataset(csv_job(compose_job, path, "cheap", "binary").dataset)
+
+
+INCOMES = 1000 + 97 * np.arange(60)  # 1,000 ... 6,723: every value grouped once
+AMBIGUOUS = {  # a column that two readings fit: each setting that decides, and what it reads
+    "point": ("weight", WEIGHTS, lambda v: f"{v:,}".replace(",", "."),  # 450 beside 1.086
+              {"dataset.decimal=comma": WEIGHTS,
+               "dataset.thousands=none": np.where(WEIGHTS < 1000, WEIGHTS, WEIGHTS / 1000)}),
+    "comma": ("income", INCOMES, lambda v: f"{v:,}",
+              {"dataset.thousands=comma": INCOMES, "dataset.decimal=comma": INCOMES / 1000}),
+}
+
+
+@pytest.mark.parametrize("mark", AMBIGUOUS)
+def test_a_column_that_two_readings_fit_is_refused_until_a_setting_decides(
+        compose_job, tmp_path, capsys, mark):
+    column, values, written, readings = AMBIGUOUS[mark]
+    path = tmp_path / "parcels.csv"  # whole numbers only: no cell shows the file's decimal mark
+    pd.DataFrame({column: [written(v) for v in values],
+                  "class": np.arange(len(values)) % 2}).to_csv(path, index=False)
+    with pytest.raises(SystemExit):
+        exit_if_invalid(csv_job(compose_job, path, "class", "binary"))
+    [line] = capsys.readouterr().err.splitlines()
+    first = next(written(v) for v in values if v >= 1000)
+    assert f"column '{column}' has {first!r}" in line
+    assert all(setting in line for setting in readings)
+    for setting, read in readings.items():
+        X, _ = load_dataset(csv_job(compose_job, path, "class", "binary", setting).dataset)
+        np.testing.assert_allclose(X[:, 0], read)
+
+
+def test_a_stated_thousands_separator_that_does_not_fit_names_the_column(compose_job, tmp_path):
+    path = tmp_path / "wages.csv"
+    path.write_text("hours;wage\n" + "".join(f"{i % 12};{10 + i % 7},{i % 10}\n"
+                                             for i in range(40)))
+    with pytest.raises(ValueError, match=r"column 'wage' .*'10,0'.*dataset.thousands=comma"):
+        load_dataset(csv_job(compose_job, path, "hours", "regression",
+                             "dataset.thousands=comma").dataset)
+    with pytest.raises(ValueError, match="dataset.thousands and dataset.decimal are both comma"):
+        load_dataset(csv_job(compose_job, path, "hours", "regression", "dataset.thousands=comma",
+                             "dataset.decimal=comma").dataset)
+    with pytest.raises(Exception) as invalid:
+        csv_job(compose_job, path, "hours", "regression", "dataset.thousands=dot")
+    assert "expected one of [comma, point, space, apostrophe, none]" in str(invalid.value.__cause__)
+
+
+def test_refusals_advise_the_setting_that_fixes_the_cause(compose_job, tmp_path, capsys):
+    wages = tmp_path / "wages.csv"  # a decimal-comma target, dataset.decimal unset
+    wages.write_text("hours;wage\n" + "".join(f"{i % 12};{5 + i // 10},{i % 10}\n"
+                                              for i in range(300)))
+    with pytest.raises(SystemExit):
+        exit_if_invalid(csv_job(compose_job, wages, "wage", "regression"))
+    [line] = capsys.readouterr().err.splitlines()
+    assert "dataset.decimal=comma" in line and "multiclass" not in line
+    diabetes = tmp_path / "diabetes.csv"  # a count (25-346) declared multiclass
+    X, y = datasets.load_diabetes(return_X_y=True)
+    frame = pd.DataFrame(X[:, :3].round(4), columns=["age", "sex", "bmi"])
+    frame["progression"] = y.astype(int)
+    frame.to_csv(diabetes, index=False)
+    with pytest.raises(SystemExit):
+        exit_if_invalid(csv_job(compose_job, diabetes, "progression", "multiclass"))
+    [line] = capsys.readouterr().err.splitlines()
+    assert "looks like a number to predict" in line and "dataset.task=regression" in line
