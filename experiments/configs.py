@@ -304,27 +304,41 @@ ADABOOST_ALGORITHMS = ("SAMME", "SAMME.R", "gentle")
 AdaBoostAlgorithm = Enum("AdaBoostAlgorithm", [(name, name) for name in ADABOOST_ALGORITHMS])
 
 
+class AdaBoostMulticlass(Enum):
+    """How AdaBoost boosts K > 2 classes (ensembles.AdaBoostClassifier's `multiclass`): samme,
+    the multi-class AdaBoost of Zhu et al. (2009), or mh, AdaBoost.MH (Schapire and Singer
+    1999; FHT 2000 section 8); two classes are the binary algorithm under either."""
+
+    samme = "samme"
+    mh = "mh"
+
+
 @dataclass
 class AdaBoostConfig(MethodConfig):
-    """AdaBoost of trees of max_depth; `algorithm`: SAMME (default), SAMME.R or gentle."""
+    """AdaBoost of trees of max_depth, or of max_leaf_nodes leaves grown best first;
+    `algorithm`: SAMME (default), SAMME.R or gentle; `multiclass`: samme (default) or mh."""
 
     key: ClassVar[str] = "adaboost"
     name: str = "adaboost"
     n_estimators: int = 50
     learning_rate: float = 1.0
-    max_depth: int = 1
+    max_depth: int | None = 1
+    max_leaf_nodes: int | None = None
     algorithm: AdaBoostAlgorithm = AdaBoostAlgorithm.SAMME
+    multiclass: AdaBoostMulticlass = AdaBoostMulticlass.samme
 
 
 @dataclass
 class LogitBoostConfig(MethodConfig):
-    """Friedman, Hastie, Tibshirani (2000) LogitBoost; working responses clipped at z_max."""
+    """Friedman, Hastie, Tibshirani (2000) LogitBoost; working responses clipped at z_max; trees
+    of max_depth, or of max_leaf_nodes leaves grown best first."""
 
     key: ClassVar[str] = "logitboost"
     name: str = "logitboost"
     n_estimators: int = 100
     learning_rate: float = 1.0
-    max_depth: int = 3
+    max_depth: int | None = 3
+    max_leaf_nodes: int | None = None
     z_max: float = 4.0
 
 

@@ -51,6 +51,7 @@ from ensembles.engine.splitting import (
     best_missing_side,
     best_threshold,
     best_two_class_threshold,
+    leaf_outputs,
     leaf_value,
     node_impurity,
     node_score,
@@ -71,7 +72,8 @@ MISSING_WORD, MISSING_BIT = MISSING_BIN >> 6, np.uint64(1) << np.uint64(MISSING_
 class CartParams(NamedTuple):
     """How each tree is grown (meanings as in scikit-learn; 0: no limit, as in XGBoost).
 
-    criterion: splitting.GINI, ENTROPY or NEWTON (squared error); max_features: how many
+    criterion: splitting.GINI, ENTROPY, NEWTON (squared error) or SUMMED_NEWTON (K outputs'
+    squared errors summed, one leaf value per output); max_features: how many
     features each node draws (more while all drawn are constant in it); random_splits: one
     random threshold per feature (extra trees); min_child_weight and min_split_gain as in
     XGBoost. The defaults admit every split whose children carry weight: min_child_weight is the
@@ -165,7 +167,7 @@ def cart_workspace(n_rows, n_features, n_stats, criterion, max_depth, max_leaves
     (node_arrays.max_leaf_count). A forest whose every tree made its own room left the
     threads' heaps fragmented: 10 MB more peak memory on the bench's 100 trees (measured)."""
     capacity = 2 * node_arrays.max_leaf_count(n_rows, max_depth, max_leaves) - 1
-    n_outputs = 1 if criterion == NEWTON else n_stats
+    n_outputs = leaf_outputs(n_stats, criterion)
     tree = CartNodes(node_arrays.empty_nodes(capacity), node_arrays.empty_open_nodes(capacity),
                      np.empty((capacity, n_stats + 1)), np.empty((capacity, n_outputs)),
                      node_arrays.empty_category_sets(capacity, categorical),

@@ -28,7 +28,8 @@ tried on both sides. The orders:
   regularized: a smoothed order would make the exact search inexact, and the forests have no
   lambda to add to (min_samples_leaf bounds their children);
 - CART, K > 2 classes: no order is exact (the exact search is over 2^(m-1) - 1 sets), so each
-  class k's share gives one order and the best prefix over the K orders is taken;
+  class k's share gives one order and the best prefix over the K orders is taken; K outputs'
+  summed squared errors (SUMMED_NEWTON) likewise, each output's mean G_k / H_k one order;
 - extra trees: the categories in a random order, cut at a random place (a random set, as
   Geurts et al. 2006 draw one for a categorical attribute).
 """
@@ -40,7 +41,7 @@ from numba import njit
 
 from ensembles.engine.binning import MISSING_BIN, N_BIN_SLOTS
 from ensembles.engine.borrowing import borrowing
-from ensembles.engine.cart_histogram import list_set_bits, occupied_bins
+from ensembles.engine.cart_histogram import SQUARED_ERROR_STATS, list_set_bits, occupied_bins
 from ensembles.engine.histogram import (
     COUNT_CHANNEL,
     GRADIENT_CHANNEL,
@@ -51,6 +52,7 @@ from ensembles.engine.merge_sort import sort_by_key
 from ensembles.engine.random_draws import below, shuffle_steps
 from ensembles.engine.splitting import (
     NEWTON,
+    SUMMED_NEWTON,
     best_newton_threshold,
     best_threshold,
     node_score,
@@ -250,6 +252,8 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
     sorted_hist, order, keys, bits, _, _ = scratch
     n_stats = sums.shape[0] - 1
     n_orders = 1 if criterion == NEWTON or n_stats == 2 else n_stats
+    if criterion == SUMMED_NEWTON:
+        n_orders = n_stats // SQUARED_ERROR_STATS
     best_gain = -np.inf
     best_missing_left = np.bool_(False)  # typed: a literal False is another signature
     for k in range(n_orders):
@@ -258,6 +262,10 @@ def best_cart_set(hist, n_bins, sums, criterion, min_samples_leaf, min_child_wei
             c = order[i]
             if criterion == NEWTON:  # g = -w y, h = w: G / H is minus the mean target
                 keys[i] = hist[c, GRADIENT_CHANNEL] / hist[c, HESSIAN_CHANNEL]
+            elif criterion == SUMMED_NEWTON:  # output k's
+                first = k * SQUARED_ERROR_STATS
+                keys[i] = (hist[c, first + GRADIENT_CHANNEL]
+                           / hist[c, first + HESSIAN_CHANNEL])
             else:
                 weight = 0.0
                 for s in range(n_stats):

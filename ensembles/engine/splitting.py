@@ -11,6 +11,11 @@ so that one scan serves all of them:
 - GINI (channels = class weights w_k, W = sum_k w_k): S = (sum_k w_k^2) / W, so the gain is
   the decrease of W * gini = W - sum_k w_k^2 / W (Straka, "Classification Decision Trees").
 - ENTROPY: S = sum_k w_k log(w_k / W) = -W * H(p), the decrease of W * entropy.
+- SUMMED_NEWTON (K outputs, channels (g_k, h_k, w y_k^2) each): S = sum_k T_alpha(G_k)^2 /
+  (H_k + lambda), NEWTON's score summed over the outputs: one partition shared by K weighted
+  least-squares fits (g_k = -w_k y_k, h_k = w_k), the gain the decrease of their summed
+  weighted sum of squares; each leaf holds K values -G_k / H_k (AdaBoost.MH's trees,
+  ensembles.methods.adaboost_rounds).
 """
 
 import numpy as np
@@ -18,6 +23,7 @@ import numpy as np
 from ensembles.engine.binning import MISSING_BIN
 from ensembles.engine.borrowing import borrowing, borrowing_numpy_errors
 from ensembles.engine.cart_histogram import (
+    SQUARED_ERROR_STATS,
     SQUARED_TARGET_CHANNEL,
     TWO_CLASS_COUNT_CHANNEL,
     occupied_bins,
@@ -27,6 +33,7 @@ from ensembles.engine.histogram import COUNT_CHANNEL, GRADIENT_CHANNEL, HESSIAN_
 NEWTON = np.int64(0)  # typed, as every integer kernels pass each other (node_arrays)
 GINI = np.int64(1)
 ENTROPY = np.int64(2)
+SUMMED_NEWTON = np.int64(3)
 TIE_TOLERANCE = 1e-10
 EMPTY_HESSIAN = 1e-10  # a side without counts holding at most this share of its node's
 # hessian is empty: a subtracted histogram's empty bins held up to 1.7e-16 of it (100k rows)
@@ -59,6 +66,12 @@ def soft_threshold(value, alpha):
 @borrowing
 def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
     """S(node) of the module docstring, from the node's channel sums."""
+    if criterion == SUMMED_NEWTON:
+        score = 0.0
+        for first in range(0, n_stats, SQUARED_ERROR_STATS):
+            score += _newton_score(sums[first + GRADIENT_CHANNEL], sums[first + HESSIAN_CHANNEL],
+                                   reg_lambda, reg_alpha)
+        return score
     if criterion == NEWTON:
         denominator = sums[HESSIAN_CHANNEL] + reg_lambda
         if denominator <= 0.0:
@@ -82,10 +95,15 @@ def node_score(sums, n_stats, criterion, reg_lambda, reg_alpha):
 
 @borrowing
 def node_weight(sums, n_stats, criterion):
-    """Hessian sum H for NEWTON, total sample weight W for the impurity criteria."""
+    """Hessian sum H for NEWTON, sum_k H_k for SUMMED_NEWTON, total sample weight W for the
+    impurity criteria."""
     if criterion == NEWTON:
         return sums[HESSIAN_CHANNEL]
     total = 0.0
+    if criterion == SUMMED_NEWTON:
+        for first in range(0, n_stats, SQUARED_ERROR_STATS):
+            total += sums[first + HESSIAN_CHANNEL]
+        return total
     for k in range(n_stats):
         total += sums[k]
     return total
@@ -93,12 +111,19 @@ def node_weight(sums, n_stats, criterion):
 
 @borrowing
 def node_impurity(sums, n_stats, criterion):
-    """Per-unit-weight impurity (gini, entropy, or variance when a w*y^2 channel exists).
+    """Per-unit-weight impurity (gini, entropy, or variance when a w*y^2 channel exists; for
+    SUMMED_NEWTON the outputs' summed weighted sums of squares over their summed weights).
 
     Returns +inf when it cannot be told (NEWTON without the third channel), so that such a
     node is never declared pure.
     """
     weight = node_weight(sums, n_stats, criterion)
+    if criterion == SUMMED_NEWTON:
+        squares = 0.0
+        for first in range(0, n_stats, SQUARED_ERROR_STATS):
+            squares += sums[first + SQUARED_TARGET_CHANNEL] - _newton_score(
+                sums[first + GRADIENT_CHANNEL], sums[first + HESSIAN_CHANNEL], 0.0, 0.0)
+        return max(squares / weight, 0.0) if weight > 0.0 else 0.0
     if criterion == NEWTON:
         if n_stats < 3:
             return np.inf
@@ -114,9 +139,16 @@ def node_impurity(sums, n_stats, criterion):
 
 @borrowing
 def leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, out):
-    """NEWTON: w* = -T_alpha(G) / (H + lambda) (CSC411, optimal leaf weight); else p_k = w_k / W,
-    with the class weights w_k >= 0 by definition (a weight found by subtracting a sibling's can
-    round to -1e-16: it is 0)."""
+    """NEWTON: w* = -T_alpha(G) / (H + lambda) (CSC411, optimal leaf weight), SUMMED_NEWTON: that
+    of each output k; else p_k = w_k / W, with the class weights w_k >= 0 by definition (a
+    weight found by subtracting a sibling's can round to -1e-16: it is 0)."""
+    if criterion == SUMMED_NEWTON:
+        for k in range(n_stats // SQUARED_ERROR_STATS):
+            first = k * SQUARED_ERROR_STATS
+            denominator = sums[first + HESSIAN_CHANNEL] + reg_lambda
+            shrunk = soft_threshold(sums[first + GRADIENT_CHANNEL], reg_alpha)
+            out[k] = -shrunk / denominator if denominator > 0 else 0.0
+        return
     if criterion == NEWTON:
         denominator = sums[HESSIAN_CHANNEL] + reg_lambda
         shrunk = soft_threshold(sums[GRADIENT_CHANNEL], reg_alpha)
@@ -128,6 +160,17 @@ def leaf_value(sums, n_stats, criterion, reg_lambda, reg_alpha, out):
         total += out[k]
     for k in range(n_stats):
         out[k] /= total
+
+
+@borrowing
+def leaf_outputs(n_stats, criterion):
+    """How many values a leaf holds: 1 for NEWTON, one per output for SUMMED_NEWTON, one per
+    class for the impurity criteria."""
+    if criterion == NEWTON:
+        return 1
+    if criterion == SUMMED_NEWTON:
+        return n_stats // SQUARED_ERROR_STATS
+    return n_stats
 
 
 @borrowing

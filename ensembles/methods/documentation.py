@@ -134,14 +134,29 @@ loss : {"logistic", "exponential", "softmax"} or None
     The loss (ensembles.losses): logistic or exponential for two classes, softmax (one tree
     per class per round) for more; None: logistic for two classes, softmax for more.
 """)
-ADABOOST = BOOSTING | entries("""
+BEST_FIRST = BOOSTING | entries("""
+max_depth : int or None
+    Depth of each tree; None: no limit (max_leaf_nodes bounds the tree, or nothing).
+max_leaf_nodes : int or None
+    At most this many leaves per tree, grown best first (the leaf whose split gains most is
+    split next, as scikit-learn's trees with max_leaf_nodes; FHT's J-node trees); None: depth
+    first to max_depth. With both, both bound the tree.
+""")
+ADABOOST = BEST_FIRST | entries("""
 n_estimators : int
     Most rounds M (fewer when boosting stops early).
 learning_rate : float
     Shrinkage eta: SAMME's vote alpha_m = eta (log((1 - err_m) / err_m) + log(K - 1)); the
-    exponent of SAMME.R's weights; the leaves of gentle's trees.
-max_depth : int
-    Depth of each tree (1: stumps).
+    exponent of SAMME.R's weights; the leaves of gentle's trees (likewise for AdaBoost.MH's
+    vote, weights and leaves).
+max_depth : int or None
+    Depth of each tree (1: stumps); None: no limit.
+multiclass : {"samme", "mh"}
+    How K > 2 classes are boosted: "samme", the multi-class AdaBoost of Zhu et al. (SAMME,
+    SAMME.R; gentle one against the rest, a tree per class), or "mh", AdaBoost.MH (Schapire
+    and Singer): K binary problems on the pairs (sample, class), one tree a round shared by
+    the classes with a value per leaf and class. Two classes are the binary algorithm under
+    either.
 """)
 
 FITTED = entries("""
@@ -196,11 +211,14 @@ validation_score_ : list of float
 ADABOOST_ATTRIBUTES = entries("""
 estimators_ : list of Tree
     The rounds' trees (ensembles.engine.tree.Tree); a gentle round with K > 2 classes holds a
-    list of K trees, one per class.
+    list of K trees, one per class (multiclass="samme"); an AdaBoost.MH round's tree holds a
+    value per leaf and class.
 estimator_weights_ : ndarray of shape (n_rounds,)
-    SAMME's votes alpha_m; 1 a round for SAMME.R and gentle (as scikit-learn's SAMME.R).
+    The votes alpha_m of SAMME and of discrete AdaBoost.MH; 1 a round for SAMME.R, gentle and
+    their AdaBoost.MH forms (as scikit-learn's SAMME.R).
 estimator_errors_ : ndarray of shape (n_rounds,)
-    Each round's weighted training error err_m.
+    Each round's weighted training error err_m; over the pairs (sample, class), the weighted
+    Hamming error, for AdaBoost.MH and K-class gentle.
 feature_importances_ : ndarray of shape (n_features,)
     Vote-weighted mean of the rounds' normalized split gains.
 """) | CLASSES | FITTED
@@ -228,6 +246,8 @@ REFERENCES = {
                "337-407, 2000.",
     "zhu2009": 'Ji Zhu, Hui Zou, Saharon Rosset and Trevor Hastie, "Multi-class AdaBoost", '
                "Statistics and Its Interface 2(3), 349-360, 2009.",
+    "schapire1999": 'Robert E. Schapire and Yoram Singer, "Improved boosting algorithms using '
+                    'confidence-rated predictions", Machine Learning 37(3), 297-336, 1999.',
     "adaboost_dtree": 'Gradient boosted decision tree, "Adaptive boosted decision tree" (the '
                       "seed notes: AdaBoost-DTree, alpha = ln sqrt((1 - eps) / eps)).",
 }

@@ -39,6 +39,7 @@ from ensembles.methods.documentation import (
 )
 from ensembles.methods.packing import packed_trees
 from ensembles.methods.validation import (
+    check_tree_size,
     encode_classes,
     resolve_max_features,
     validate_prediction_data,
@@ -54,11 +55,7 @@ SEED_RANGE = np.iinfo(np.int32).max
 def _check_tree_params(estimator) -> None:
     if not (isinstance(estimator.n_estimators, (int, np.integer)) and estimator.n_estimators >= 1):
         raise ValueError(f"n_estimators must be an int >= 1, got {estimator.n_estimators!r}")
-    if estimator.max_depth is not None and not estimator.max_depth >= 1:
-        raise ValueError(f"max_depth must be None or an int >= 1, got {estimator.max_depth!r}")
-    if estimator.max_leaf_nodes is not None and not estimator.max_leaf_nodes >= 2:
-        raise ValueError(f"max_leaf_nodes must be None or an int >= 2, got "
-                         f"{estimator.max_leaf_nodes!r}")
+    check_tree_size(estimator)
     if not estimator.min_samples_split >= 2:
         raise ValueError(f"min_samples_split must be >= 2, got {estimator.min_samples_split!r}")
     if not estimator.min_samples_leaf >= 1:

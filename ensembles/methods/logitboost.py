@@ -19,12 +19,16 @@ from ensembles.methods.boosting import (
     TreeParams,
 )
 from ensembles.methods.documentation import (
-    BOOSTING,
+    BEST_FIRST,
     BOOSTING_ATTRIBUTES,
     CLASSES,
     numpydoc_sections,
 )
-from ensembles.methods.validation import encode_classes, validate_training_data
+from ensembles.methods.validation import (
+    check_tree_size,
+    encode_classes,
+    validate_training_data,
+)
 
 
 class ClippedWorkingResponse(Loss):
@@ -52,7 +56,7 @@ class ClippedWorkingResponse(Loss):
         return self.likelihood.most_probable(raw, overwrite)
 
 
-@numpydoc_sections(BOOSTING, BOOSTING_ATTRIBUTES | CLASSES, ("fht2000", "probaml"))
+@numpydoc_sections(BEST_FIRST, BOOSTING_ATTRIBUTES | CLASSES, ("fht2000", "probaml"))
 class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoosting, BaseEstimator):
     """LogitBoost: Newton steps on the binomial or multinomial log-likelihood, by trees.
 
@@ -60,7 +64,9 @@ class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoostin
     z = (y* - p) / (p (1 - p)) with weights w = p (1 - p), z clipped to abs(z) <= z_max [1]_
     (Algorithms 3 and 6). Two classes: F <- F + f / 2 and p = sigmoid(2F); J classes:
     f_j <- (J - 1) / J (f_j - mean_k f_k), F_j <- F_j + f_j, p = softmax(F). F_0 = 0, so p = 1/J.
-    The trees are those of gradient boosting with g = p - y*, h = p (1 - p) and lambda = 0 [2]_.
+    The trees are those of gradient boosting with g = p - y*, h = p (1 - p) and lambda = 0 [2]_,
+    grown depth first to max_depth, or best first to max_leaf_nodes leaves (FHT's J-node
+    trees; the gradient grower's lossguide policy).
 
     Examples
     --------
@@ -74,11 +80,13 @@ class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoostin
     array([[1., 0., 0.]])
     """
 
-    def __init__(self, n_estimators=100, *, learning_rate=1.0, max_depth=3, z_max=4.0,
-                 categorical_features="from_dtype", random_state=None, n_jobs=None, verbose=0):
+    def __init__(self, n_estimators=100, *, learning_rate=1.0, max_depth=3, max_leaf_nodes=None,
+                 z_max=4.0, categorical_features="from_dtype", random_state=None, n_jobs=None,
+                 verbose=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
         self.z_max = z_max
         self.categorical_features = categorical_features
         self.random_state = random_state
@@ -86,8 +94,14 @@ class LogitBoostClassifier(LossClassifierOutputs, ClassifierMixin, NewtonBoostin
         self.verbose = verbose
 
     def _tree_params(self) -> TreeParams:
-        """Weighted least squares: lambda = 0, no minimum weight."""
-        return TreeParams(max_depth=self.max_depth, reg_lambda=0.0, min_child_weight=0.0,
+        """Weighted least squares: lambda = 0, no minimum weight; max_leaf_nodes: best first
+        (lossguide), None: depth first (depthwise)."""
+        check_tree_size(self)
+        if self.max_depth is None and self.max_leaf_nodes is None:
+            raise ValueError("max_depth=None (no depth limit) needs max_leaf_nodes")
+        return TreeParams(grow_policy="depthwise" if self.max_leaf_nodes is None else "lossguide",
+                          max_depth=self.max_depth or 0, max_leaves=self.max_leaf_nodes or 0,
+                          reg_lambda=0.0, min_child_weight=0.0,
                           min_split_gain=XGBOOST_MIN_SPLIT_GAIN)
 
     def _initial_raw(self, loss, y, sample_weight, n_outputs):

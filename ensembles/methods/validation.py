@@ -25,6 +25,16 @@ def validate_training_data(estimator, X, y, sample_weight):
     return X, y, sample_weight
 
 
+def check_tree_size(estimator) -> None:
+    """max_depth None (no limit) or an int >= 1, max_leaf_nodes None (no limit) or an int >= 2,
+    as scikit-learn's trees take them."""
+    if estimator.max_depth is not None and not estimator.max_depth >= 1:
+        raise ValueError(f"max_depth must be None or an int >= 1, got {estimator.max_depth!r}")
+    if estimator.max_leaf_nodes is not None and not estimator.max_leaf_nodes >= 2:
+        raise ValueError(f"max_leaf_nodes must be None or an int >= 2, got "
+                         f"{estimator.max_leaf_nodes!r}")
+
+
 def encode_classes(y):
     """classes_ and y as integer codes 0..K-1 of the smallest signed type that holds them
     (int8 up to 128 classes); a single class is refused. The codes are looked up in the

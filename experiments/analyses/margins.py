@@ -2,8 +2,8 @@
 
 AdaBoost, every algorithm: round m adds its vote times its class scores, s_m = v_m h_m(x) in
 R^K (experiments.engines.members.member_outputs: SAMME's coded label, SAMME.R's
-(K - 1)(log p_k - mean_j log p_j), gentle's f_m), F = sum_m s_m, and
-margin = (F_y - max_{k != y} F_k) / sum_m r_m with r_m = max_x (max_k s_mk(x) - min_k s_mk(x))
+(K - 1)(log p_k - mean_j log p_j), gentle's f_m, AdaBoost.MH's leaf values c_m), F = sum_m s_m,
+and margin = (F_y - max_{k != y} F_k) / sum_m r_m with r_m = max_x (max_k s_mk(x) - min_k s_mk(x))
 over the rows scored (a tree fitted on them holds one in each leaf: the range of its
 scores; for gentle's K one-vs-rest trees, their joint range on those rows), so that
 |s_my - s_mk| <= r_m and the margin is in [-1, 1], > 0 iff x is classified right (ties

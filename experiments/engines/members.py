@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, is_classifier
 
 from ensembles.engine.tree import Tree
 from ensembles.methods.adaboost import AdaBoostClassifier
-from ensembles.methods.adaboost_rounds import ALGORITHMS
+from ensembles.methods.adaboost_rounds import round_algorithm
 
 MEMBER_CHUNK_VALUES = 1 << 22  # in-house member outputs computed at once: 32 MB of float64
 
@@ -55,13 +55,14 @@ def member_outputs(model: BaseEstimator, X: np.ndarray) -> Iterator[np.ndarray]:
     in-house AdaBoost is a round (one tree, or gentle's K one-vs-rest trees) and its output
     the round's class scores h_m (n_samples, K) before its vote (adaboost_rounds): SAMME's
     coded label (1 for the tree's class, -1 / (K - 1) otherwise), SAMME.R's
-    (K - 1)(log p_k - mean_j log p_j), gentle's (-f_m, f_m) or (f_m1 .. f_mK); its argmax is
-    the class the round votes for. Members of a scikit-learn bagging ensemble see only their
-    own features (`estimators_features_`). An in-house forest gives a chunk of its trees per
-    pass over X: a parallel kernel call per tree was most of what the diversity analysis and
-    the learning curve of a small job took."""
+    (K - 1)(log p_k - mean_j log p_j), gentle's (-f_m, f_m) or (f_m1 .. f_mK), AdaBoost.MH's
+    leaf values (c_m1 .. c_mK); its argmax is the class the round votes for. Members of a
+    scikit-learn bagging ensemble see only their own features (`estimators_features_`). An
+    in-house forest gives a chunk of its trees per pass over X: a parallel kernel call per tree
+    was most of what the diversity analysis and the learning curve of a small job took."""
     if isinstance(model, AdaBoostClassifier):
-        algorithm, n_classes = ALGORITHMS[model.algorithm], len(model.classes_)
+        n_classes = len(model.classes_)
+        algorithm = round_algorithm(model.algorithm, model.multiclass, n_classes)
         for member in model.estimators_:
             yield algorithm.scores(member, X, n_classes)
         return

@@ -82,17 +82,24 @@ def sklearn_bagging(spec: Spec) -> Built:
 
 
 def sklearn_adaboost(spec: Spec) -> Built:
-    """AdaBoostClassifier (SAMME only since scikit-learn 1.6) of DecisionTreeClassifier."""
+    """AdaBoostClassifier (SAMME only since scikit-learn 1.6) of DecisionTreeClassifier, of
+    max_depth or best first to max_leaf_nodes leaves; AdaBoost.MH (multiclass=mh) only for two
+    classes, where it is SAMME."""
     from sklearn.ensemble import AdaBoostClassifier
     from sklearn.tree import DecisionTreeClassifier
 
-    if spec.method.algorithm.value != "SAMME":
+    method = spec.method
+    if method.algorithm.value != "SAMME":
         raise SkippedJob(f"scikit-learn's AdaBoost is SAMME only (it removed SAMME.R in 1.6 and "
-                         f"has no gentle AdaBoost), got algorithm={spec.method.algorithm.value}")
+                         f"has no gentle AdaBoost), got algorithm={method.algorithm.value}")
+    if method.multiclass.value == "mh" and spec.task is Task.multiclass:
+        raise SkippedJob("scikit-learn's AdaBoost is SAMME only: it has no AdaBoost.MH for "
+                         "K > 2 classes (multiclass=mh)")
     return Built(AdaBoostClassifier(
-        estimator=DecisionTreeClassifier(max_depth=spec.method.max_depth),
-        n_estimators=spec.method.n_estimators,
-        learning_rate=spec.method.learning_rate,
+        estimator=DecisionTreeClassifier(max_depth=method.max_depth,
+                                         max_leaf_nodes=method.max_leaf_nodes),
+        n_estimators=method.n_estimators,
+        learning_rate=method.learning_rate,
         random_state=spec.seed,
     ))
 

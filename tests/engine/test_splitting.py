@@ -7,6 +7,7 @@ from ensembles.engine.splitting import (
     ENTROPY,
     GINI,
     NEWTON,
+    SUMMED_NEWTON,
     best_missing_side,
     best_newton_threshold,
     best_newton_threshold_at,
@@ -65,6 +66,36 @@ def test_newton_gain_and_leaf_weight_by_hand():
     out = np.zeros(1)
     leaf_value(np.array([g.sum(), h.sum(), 4.0]), 2, NEWTON, reg_lambda, reg_alpha, out)
     assert out[0] == pytest.approx(-(g.sum() - reg_alpha) / (h.sum() + reg_lambda))
+
+
+def test_summed_newton_is_twice_the_classes_summed_two_class_gini_by_hand():
+    """K outputs of labels y_k in {-1, +1} with weights w_k (AdaBoost.MH's pairs): the gain of
+    sum_k G_k^2 / H_k is twice that of the K two-class Ginis of (W-_k, W+_k) summed, at the same
+    threshold; each leaf holds the K weighted means of y_k."""
+    rng = np.random.default_rng(0)
+    codes = np.arange(6)
+    signs = np.where(rng.random((6, 3)) < 0.5, -1.0, 1.0)
+    weight = rng.uniform(0.5, 2.0, (6, 3))
+    stats = np.stack([-weight * signs, weight, weight], axis=2).reshape(6, 9)
+
+    def summed_gini_gain(b):
+        parts = [(signs[:b + 1], weight[:b + 1]), (signs[b + 1:], weight[b + 1:]), (signs, weight)]
+        scores = [sum(_two_class_score(w[y[:, k] < 0, k].sum(), w[y[:, k] > 0, k].sum())
+                      for k in range(3)) for y, w in parts]
+        return scores[0] + scores[1] - scores[2]
+
+    gain, threshold_bin, _ = _scan(codes, stats, 6, SUMMED_NEWTON)
+    candidates = [summed_gini_gain(b) for b in range(5)]
+    assert threshold_bin == int(np.argmax(candidates))
+    assert gain == pytest.approx(2 * max(candidates))
+    out = np.zeros(3)
+    leaf_value(stats.sum(axis=0), 9, SUMMED_NEWTON, 0.0, 0.0, out)
+    assert out == pytest.approx((weight * signs).sum(axis=0) / weight.sum(axis=0))
+
+
+def _two_class_score(weight_0, weight_1):
+    """(w_0^2 + w_1^2) / (w_0 + w_1), the score of the Gini gain (module splitting)."""
+    return (weight_0**2 + weight_1**2) / (weight_0 + weight_1)
 
 
 def test_missing_values_are_sent_to_the_side_that_gains_most():

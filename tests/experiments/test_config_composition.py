@@ -96,7 +96,7 @@ N_JOBS = {
     "default": 4 * 7 * 2 * 3,  # datasets x methods x engines x seeds
     "parity": 6 * 6 * 4 * 3,  # datasets x methods x engines x seeds
     "esl_10_2": 3 * 2 * 5,  # methods x engines x seeds
-    "fht2000": 4 * 3 * 5,  # algorithms x tree sizes x seeds
+    "fht2000": 7 * 3 * 10,  # algorithms and schemes x tree sizes x seeds
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
     "bias_variance": 2 * 6 * 3,  # datasets x methods x seeds
     "tuned": 6 * 2 * 4 * 2 * 3,  # datasets x methods x engines x (default, random) x seeds

@@ -18,11 +18,12 @@ from omegaconf import DictConfig, OmegaConf
 
 import ensembles
 from ensembles.losses import LOSSES
-from ensembles.methods.adaboost_rounds import ALGORITHMS
+from ensembles.methods.adaboost_rounds import ALGORITHMS, MULTICLASS
 from experiments.configs import (
     ADABOOST_ALGORITHMS,
     METHOD_SCHEMAS,
     SCHEMAS,
+    AdaBoostMulticlass,
     LossConfig,
     Task,
     register_configs,
@@ -102,6 +103,7 @@ def test_a_methods_members_are_its_estimators(method):
 
 def test_the_adaboost_algorithms_are_the_estimators():
     assert set(ADABOOST_ALGORITHMS) == set(ALGORITHMS)
+    assert [scheme.value for scheme in AdaBoostMulticlass] == list(MULTICLASS)
 
 
 @DECLARATIONS

@@ -19,15 +19,17 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
-def _integer_data(n_samples=1000, seed=0):
+def _integer_data(n_samples=1000, seed=0, cuts=(30,)):
+    """Classes cut from a noisy linear score at `cuts` (two classes by default)."""
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 50, size=(n_samples, 6)).astype(float)
     score = X[:, 0] + 0.7 * X[:, 1] - 0.5 * X[:, 2] + rng.normal(0, 10, n_samples)
-    return X, (score > 30).astype(int)
+    return X, np.digitize(score, cuts)
 
 
-def _sklearn_samme(n_estimators, max_depth=1):
-    return SklearnAdaBoost(DecisionTreeClassifier(max_depth=max_depth),
+def _sklearn_samme(n_estimators, max_depth=1, max_leaf_nodes=None):
+    return SklearnAdaBoost(DecisionTreeClassifier(max_depth=max_depth,
+                                                  max_leaf_nodes=max_leaf_nodes),
                            n_estimators=n_estimators, random_state=0)
 
 
@@ -51,6 +53,25 @@ def test_multiclass_depth_two_matches_sklearn_samme():
     theirs = _sklearn_samme(30, max_depth=2).fit(X, y)
     assert np.allclose(ours.estimator_weights_, theirs.estimator_weights_, atol=1e-8)
     assert np.allclose(ours.decision_function(X), theirs.decision_function(X), atol=1e-8)
+    assert np.allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("cuts", [(30,), (20, 40)])
+@pytest.mark.parametrize("max_leaf_nodes", [3, 8])
+def test_best_first_trees_match_sklearn_samme(max_leaf_nodes, cuts):
+    """max_leaf_nodes as scikit-learn's: J leaves grown best first (the leaf of largest
+    impurity decrease split next), no depth limit with max_depth=None; two and three classes.
+    Compared on the training rows: in a node of a few rows two features can part them alike,
+    and which one a tree keeps (the first in its random feature order, in both engines) sends
+    other points elsewhere."""
+    X, y = _integer_data(cuts=cuts)
+    ours = AdaBoostClassifier(n_estimators=40, max_depth=None,
+                              max_leaf_nodes=max_leaf_nodes).fit(X, y)
+    theirs = _sklearn_samme(40, max_depth=None, max_leaf_nodes=max_leaf_nodes).fit(X, y)
+    n_rounds = len(theirs.estimators_)  # scikit-learn pads its weights with 0 after a stop
+    assert [tree.value.shape[0] for tree in ours.estimators_] == [
+        tree.get_n_leaves() for tree in theirs.estimators_]
+    assert np.allclose(ours.estimator_weights_, theirs.estimator_weights_[:n_rounds], atol=1e-8)
     assert np.allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-8)
 
 

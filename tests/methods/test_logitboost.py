@@ -92,13 +92,14 @@ def _grid_data(n_classes, n_train=1600, n_test=400):
     return X[:n_train], y[:n_train], X[n_train:]
 
 
-def _weighted_least_squares_tree(X, z, w, max_depth):
+def _weighted_least_squares_tree(X, z, w, tree_size):
     """scikit-learn's CART fit of z with sample weights w: leaves sum w z / sum w, splits of
     largest decrease of sum w (z - mean)^2. The booster keeps each row's (g, h) = (-w z, w) in
     float32, as XGBoost, LightGBM and HistGradientBoosting do, so the tree is fitted to those
     same statistics: weights float32(w), targets float32(w z) / float32(w). A split must
     decrease the sum by more than 1e-6 (XGBoost's kRtEps, kept by the estimator);
-    min_impurity_decrease is that decrease / sum w.
+    min_impurity_decrease is that decrease / sum w. tree_size: max_depth, or max_leaf_nodes
+    (best first), the same parameters of both estimators.
 
     Both trees part the rows alike but place a threshold differently between the values a node
     holds (scikit-learn midway between its neighbouring values, ours at the bin edge), so every
@@ -106,13 +107,13 @@ def _weighted_least_squares_tree(X, z, w, max_depth):
     or test, takes the same side in both."""
     stored_w = w.astype(np.float32).astype(np.float64)
     stored_z = (w * z).astype(np.float32) / stored_w
-    tree = DecisionTreeRegressor(max_depth=max_depth, min_impurity_decrease=1e-6 / stored_w.sum(),
+    tree = DecisionTreeRegressor(**tree_size, min_impurity_decrease=1e-6 / stored_w.sum(),
                                  random_state=0).fit(X, stored_z, sample_weight=stored_w)
     assert np.isin(tree.tree_.threshold[tree.tree_.feature >= 0], GRID_MIDPOINTS).all()
     return tree
 
 
-def _binary_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_max):
+def _binary_logitboost(X, y, X_test, n_rounds, tree_size, learning_rate, z_max):
     """FHT Algorithm 3 with shrinkage: p = 1 / (1 + e^(-2F)), w = p (1 - p),
     z = clip((y - p) / w, -z_max, z_max), F <- F + learning_rate f / 2 with f the weighted
     least-squares tree of z. Returns F on X and X_test, and the largest |z| before clipping."""
@@ -122,13 +123,13 @@ def _binary_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_max):
         w = p * (1.0 - p)
         z = (y - p) / w
         largest_z = max(largest_z, np.abs(z).max())
-        tree = _weighted_least_squares_tree(X, np.clip(z, -z_max, z_max), w, max_depth)
+        tree = _weighted_least_squares_tree(X, np.clip(z, -z_max, z_max), w, tree_size)
         F += learning_rate * tree.predict(X) / 2.0
         F_test += learning_rate * tree.predict(X_test) / 2.0
     return F, F_test, largest_z
 
 
-def _multiclass_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_max):
+def _multiclass_logitboost(X, y, X_test, n_rounds, tree_size, learning_rate, z_max):
     """FHT Algorithm 6 with shrinkage: p = softmax(F); per class j, w_j = p_j (1 - p_j),
     z_j = clip((y*_j - p_j) / w_j, -z_max, z_max) and f_j the weighted least-squares tree of
     z_j; then f_j <- (J - 1) / J (f_j - mean_k f_k), F_j <- F_j + learning_rate f_j.
@@ -142,7 +143,7 @@ def _multiclass_logitboost(X, y, X_test, n_rounds, max_depth, learning_rate, z_m
             w = p[:, j] * (1.0 - p[:, j])
             z = ((y == j) - p[:, j]) / w
             largest_z = max(largest_z, np.abs(z).max())
-            tree = _weighted_least_squares_tree(X, np.clip(z, -z_max, z_max), w, max_depth)
+            tree = _weighted_least_squares_tree(X, np.clip(z, -z_max, z_max), w, tree_size)
             f[:, j], f_test[:, j] = tree.predict(X), tree.predict(X_test)
         for update, scores in ((f, F), (f_test, F_test)):
             scores += learning_rate * (n_classes - 1) / n_classes * (
@@ -175,15 +176,18 @@ def _softmax(F: np.ndarray) -> np.ndarray:
     (2, _binary_logitboost, _binary_probabilities),  # FHT's Algorithm 3
     (3, _multiclass_logitboost, _softmax),  # FHT's Algorithm 6
 ])
-@pytest.mark.parametrize("max_depth, learning_rate", [(3, 1.0), (2, 0.5)])
+@pytest.mark.parametrize("tree_size, learning_rate", [
+    ({"max_depth": 3}, 1.0), ({"max_depth": 2}, 0.5),
+    ({"max_depth": None, "max_leaf_nodes": 6}, 1.0),  # best first, FHT's J-node trees
+])
 def test_logitboost_with_default_clipping_is_fht_algorithm_3_and_6(
-        n_classes, algorithm, probabilities, max_depth, learning_rate):
+        n_classes, algorithm, probabilities, tree_size, learning_rate):
     """With the default z_max = 4, F and p (1 / (1 + e^(-2F)) for two classes, softmax(F) for
     three) equal FHT's Algorithm 3 and 6 on training and test rows, on data where clipping is
     active."""
     X, y, X_test = _grid_data(n_classes=n_classes)
-    F, F_test, largest_z = algorithm(X, y, X_test, 20, max_depth, learning_rate, DEFAULT_Z_MAX)
+    F, F_test, largest_z = algorithm(X, y, X_test, 20, tree_size, learning_rate, DEFAULT_Z_MAX)
     assert largest_z > 2 * DEFAULT_Z_MAX
-    model = LogitBoostClassifier(n_estimators=20, max_depth=max_depth,
+    model = LogitBoostClassifier(n_estimators=20, **tree_size,
                                  learning_rate=learning_rate).fit(X, y)
     assert_scores_and_probabilities(model, ((X, F), (X_test, F_test)), probabilities)
