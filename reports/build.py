@@ -13,11 +13,13 @@ from reports.analyses.diversity import diversity_tables
 from reports.analyses.margins import boosted_methods, margin_figure
 from reports.datasets import datasets_table
 from reports.esl import BOOSTED, ESL_CURVE, esl_datasets, esl_figure
-from reports.failures import failures
+from reports.failures import failures, left_out_values
 from reports.fht import (
     ALGORITHMS,
     FHT_CURVE,
+    MULTICLASS_PARAM,
     TREE_SIZE_PARAM,
+    algorithm_key,
     fht_datasets,
     fht_figure,
     fht_table,
@@ -59,6 +61,7 @@ from reports.tables import (
     mixed_environments_line,
     ok_runs,
     parity,
+    row_resamples,
     split_sizes_of_runs,
     summarize,
     tabled_metrics,
@@ -140,10 +143,15 @@ def build_report(
     if mixed:
         print(mixed, file=sys.stderr)
     tables: list[MetricTable] = []
-    sizes = split_sizes_of_runs(ok)
+    sizes, left_out = split_sizes_of_runs(ok), [failures(runs)]
     for metric in tabled_metrics(ok):
-        values = load_split_values(client, ok[ok[metric].notna()], metric)
-        tables.append(summarize(values.join(sizes, on="run_id"), metric))
+        # the runs of the datasets the metric applies to: a run whose mean is NaN (one NaN
+        # split) still gives its other splits
+        applies = ok["dataset"].isin(ok.loc[ok[metric].notna(), "dataset"])
+        values = load_split_values(client, ok[applies], metric)
+        kept, dropped = row_resamples(values.join(sizes, on="run_id"))
+        tables.append(summarize(kept, metric))
+        left_out.append(left_out_values(dropped, metric))
     if not tables:
         statuses = runs["status"].fillna("no status").value_counts().sort_index()
         counts = ", ".join(f"{n} {status}" for status, n in statuses.items()) or "no runs"
@@ -165,7 +173,7 @@ def build_report(
                     for table, rows in zip(tables, found, strict=True)]  # fmt: skip
     text_tables += [format_verdict_counts(verdict_counts(rows), table.metric)
                     for table, rows in zip(tables, found, strict=True)]  # fmt: skip
-    text_tables.append(format_failures(failures(runs)))
+    text_tables.append(format_failures(pd.concat(left_out, ignore_index=True)))
     text_tables.append(format_timing_table(timing(ok)))
     parity_table = parity(ok)
     if not parity_table.empty:
@@ -250,11 +258,16 @@ def across_tables(tables: list[MetricTable], baseline: tuple[str, ...] | None) -
 
 
 def fht_mean_curves(client: MlflowClient, ok: pd.DataFrame, dataset: str) -> pd.DataFrame:
-    """The FHT (2000) algorithms' curves on `dataset`, each run's tree size read from its
-    params, averaged over seeds (reports.fht.mean_curves)."""
+    """The FHT (2000) algorithms' curves on `dataset`, each run's tree size and K-class scheme
+    read from its params (reports.fht.terminal_nodes, algorithm_key), averaged over seeds
+    (reports.fht.mean_curves)."""
     runs = ok[(ok["dataset"] == dataset) & ok["method"].map(method_option).isin(ALGORITHMS)]
-    depths = load_params(client, runs, [TREE_SIZE_PARAM])[TREE_SIZE_PARAM]
-    nodes = runs["run_id"].map(depths).map(terminal_nodes)
-    curves = pd.concat([load_curves(client, group, FHT_CURVE).assign(nodes=size)
-                        for size, group in runs.groupby(nodes)], ignore_index=True)  # fmt: skip
-    return mean_curves(curves.assign(method=curves["method"].map(method_option)))
+    params = load_params(client, runs, [TREE_SIZE_PARAM, MULTICLASS_PARAM])
+    nodes = runs["run_id"].map(params[TREE_SIZE_PARAM]).map(terminal_nodes)
+    algorithms = pd.Series([algorithm_key(method_option(label), params.loc[run, MULTICLASS_PARAM])
+                            for label, run in zip(runs["method"], runs["run_id"], strict=True)],
+                           index=runs.index)  # fmt: skip
+    curves = pd.concat([load_curves(client, group, FHT_CURVE).assign(nodes=size, key=key)
+                        for (size, key), group in runs.groupby([nodes, algorithms])],
+                       ignore_index=True)  # fmt: skip
+    return mean_curves(curves.assign(method=curves["key"]).drop(columns="key"))

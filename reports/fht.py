@@ -47,6 +47,19 @@ def fht_datasets(runs: pd.DataFrame) -> list[str]:
     return sorted(dataset for dataset, methods in present.items() if methods & introduced)
 
 
+MULTICLASS_PARAM = "method.multiclass"  # samme (the default) or mh
+MH_SUFFIX = "_mh"
+
+
+def algorithm_key(option: str, multiclass: str | None) -> str:
+    """The ALGORITHMS key of a run of method option `option` logged with method.multiclass
+    `multiclass`: `adaboost` run with multiclass=mh is `adaboost_mh`, as the preset's own
+    option, so that a sweep over method.multiclass=samme,mh draws two lines, not their mean."""
+    if multiclass == "mh" and option + MH_SUFFIX in ALGORITHMS:
+        return option + MH_SUFFIX
+    return option
+
+
 def terminal_nodes(max_leaf_nodes: str | int | None) -> int:
     """FHT count a tree by its terminal nodes J: a run's max_leaf_nodes (its trees grown best
     first to J leaves); NO_LEAF_LIMIT for a run without one (logged as None, or not at all:

@@ -41,6 +41,9 @@ LATEX_SPECIAL = {
     "^": r"\textasciicircum{}",
     PLUS_MINUS: r"$\pm$",
     APPROXIMATE: r"$\approx$",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
     MISSING: "--",
 }
 
@@ -98,8 +101,10 @@ def metric_legend(metric: str) -> str:
         "significantly different from the bold cell; plain = worse, significantly worse than it "
         f"({CORRECTED_T}{floor}; Holm-adjusted over the row's tested cells, alpha {ALPHA}); "
         f"italic = untested: fewer than {MIN_RESAMPLES} paired resamples, split sizes unknown, "
-        "or a resample missing. [n/N]: the cell has n of its row's N resamples (a failed, "
-        f"missing or unfinished run: see failures); {MISSING}: no ok run."
+        "a resample missing, or the same difference on every resample of a metric that is not "
+        "an error rate (nothing to test). [n/N]: the cell has n of its row's N resamples, the "
+        "(seed, split) pairs at least half of its cells have (a failed, missing or unfinished "
+        f"run, a value left out: see failures); {MISSING}: no ok run."
     )
 
 
@@ -154,7 +159,8 @@ def format_metric_table(table: MetricTable, found: pd.DataFrame,
 def ranks_legend(table: MetricTable, block: pd.DataFrame) -> str:
     """Over which datasets and columns the average rank row is computed, and the rule."""
     left_out = [column_label(c) for c in table.mean.columns if c not in block.columns]
-    dropped = f"; left out of the ranks: {', '.join(left_out)}" if left_out else ""
+    dropped = (f"; left out of the ranks ({MISSING} in this row): {', '.join(left_out)}"
+               if left_out else "")
     return (
         f"{AVERAGE_RANK}: mean per-dataset rank (1 = best, ties averaged) over the "
         f"{len(block)} of {len(table.mean)} datasets on which its {block.shape[1]} columns all "

@@ -22,7 +22,7 @@ MIN_DATASETS = 5  # fewer datasets: an across-dataset ranking test (Friedman, Ne
 # none (J = 3 of a 25% holdout: t_{2, 0.975} = 4.3 times a standard error of 0.82 s), so a "tie"
 # there would only restate the missing resamples; 10 is Dietterich's 5x2cv count of values.
 MIN_RESAMPLES = 10
-ROUNDING = 1e-9  # differences equal to this relative precision are equal
+ROUNDING = 1e-9  # differences equal to this precision relative to the values are equal
 
 
 def paired_values(
@@ -77,13 +77,18 @@ def corrected_resampled_t(first: np.ndarray, second: np.ndarray, ratio: float,
     rows, s^2 is at least `error_rate_variance_floor`. Returns (t, p); p is NaN (untested) with
     fewer than MIN_RESAMPLES pairs, an unknown `ratio` or number of test rows, or a zero variance
     beside a non-zero mean (never p = 0); all-zero differences give p = 1."""
-    diff = np.asarray(first, float) - np.asarray(second, float)
+    first, second = np.asarray(first, float), np.asarray(second, float)
+    diff = first - second
     n_pairs = diff.size
     if n_pairs < MIN_RESAMPLES or math.isnan(ratio):
         return math.nan, math.nan
+    # differences within float rounding of the values themselves are equal (3/45 - 2/45 against
+    # 4/45 - 3/45), and zero where they are within rounding of zero (two fits that agree)
+    rounding = ROUNDING * max(np.abs(first).max(), np.abs(second).max())
+    diff = np.where(np.abs(diff) <= rounding, 0.0, diff)
     mean, variance = diff.mean(), diff.var(ddof=1)
-    if np.allclose(diff, mean, rtol=ROUNDING, atol=0):
-        variance = 0.0  # equal differences but for float rounding (3/45 - 2/45 vs 4/45 - 3/45)
+    if np.abs(diff - mean).max() <= rounding:
+        variance = 0.0
     if error_rate_rows is not None:
         if math.isnan(error_rate_rows):
             return math.nan, math.nan

@@ -167,6 +167,27 @@ def check_one_run_per_split(values: pd.DataFrame, keys: list[str]) -> None:
                       "--sweep, or from experiments of their own")
 
 
+NAN_VALUE = "no value (NaN)"
+EXTRA_RESAMPLE = "an extra resample: fewer than half of its row's cells have it"
+
+
+def row_resamples(values: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`values` split into the values the tables use and those they leave out, with a `reason`:
+    a NaN value (NAN_VALUE), or a (seed, split) that fewer than half of its row's cells have
+    (EXTRA_RESAMPLE: a column run on more seeds than the others), so that a row's cells are
+    compared on the resamples most of them share and an extra seed of one column never makes
+    the others look incomplete."""
+    keys = column_keys(values)
+    present = values.dropna(subset=["value"])
+    cells = present.groupby("dataset")[keys].apply(lambda rows: len(rows.drop_duplicates()))
+    having = present.groupby(["dataset", "seed", "split"])[keys[0]].transform("size")
+    shared = having >= present["dataset"].map(cells) / 2
+    kept = present[shared]
+    left_out = pd.concat([values[values["value"].isna()].assign(reason=NAN_VALUE),
+                          present[~shared].assign(reason=EXTRA_RESAMPLE)])
+    return kept, left_out
+
+
 def summarize(values: pd.DataFrame, metric: str) -> MetricTable:
     """Mean and sample standard deviation (ddof=1; NaN for a single value) of each cell, pooling
     all (seed, split) values of `values` (the long table of `runs.load_split_values`); a

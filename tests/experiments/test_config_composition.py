@@ -99,7 +99,7 @@ N_JOBS = {
     "fht2000": 7 * 3 * 10,  # algorithms and schemes x tree sizes x seeds
     "scaling": 3 * 4 * 3,  # sizes x engines x seeds
     "bias_variance": 2 * 6 * 3,  # datasets x methods x seeds
-    "tuned": 6 * 2 * 4 * 2 * 3,  # datasets x methods x engines x (default, random) x seeds
+    "tuned": 6 * 2 * 4 * 2 * 2,  # datasets x methods x engines x (default, random) x seeds
     "tunability": 2 * 2 * 3,  # datasets x methods x seeds
     "suite": 7 * 2 * 4 * 3,  # grinsztajn_clf_cat's datasets x methods x engines x seeds
     "study": 2 * 2 * 4 * 3,  # the test study's files x methods x engines x seeds

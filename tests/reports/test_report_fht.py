@@ -11,7 +11,14 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 
 from reports.build import build_report
-from reports.fht import ALGORITHMS, NO_LEAF_LIMIT, fht_figure, mean_curves, terminal_nodes
+from reports.fht import (
+    ALGORITHMS,
+    NO_LEAF_LIMIT,
+    algorithm_key,
+    fht_figure,
+    mean_curves,
+    terminal_nodes,
+)
 from reports.render import MISSING
 from reports.runs import method_option, split_methods
 
@@ -137,3 +144,14 @@ def test_split_methods_labels_only_the_parameters_that_vary_within_a_dataset():
     # c logged no params (a job that failed early): its name stays; on e nothing varies
     assert labels == ["gbt [max_depth=2]", "gbt [max_depth=6]", "gbt", "gbt", "gbt"]
     assert [method_option(label) for label in labels] == ["gbt"] * 5
+
+
+def test_a_sweep_over_the_scheme_keeps_samme_and_mh_apart():
+    """`method=adaboost method.multiclass=samme,mh` logs one method name with two schemes: the
+    mh runs are drawn as AdaBoost.MH's line, not averaged into SAMME's."""
+    assert algorithm_key("adaboost", "mh") == "adaboost_mh"
+    assert algorithm_key("real_adaboost", "mh") == "real_adaboost_mh"
+    assert algorithm_key("adaboost", "samme") == "adaboost"
+    assert algorithm_key("adaboost", None) == "adaboost"  # a run from before the parameter
+    assert algorithm_key("logitboost", "mh") == "logitboost"  # no MH form
+    assert algorithm_key("adaboost_mh", "mh") == "adaboost_mh"

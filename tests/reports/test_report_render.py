@@ -19,6 +19,8 @@ def test_row_decimals_give_three_significant_digits_of_the_largest_mean():
 
 def test_latex_escape():
     assert latex_escape("a_b & 50% #1 {x} ± –") == r"a\_b \& 50\% \#1 \{x\} $\pm$ --"
+    assert latex_escape("|d| < 0.01 (> 0)") == (r"\textbar{}d\textbar{} \textless{} 0.01 "
+                                                r"(\textgreater{} 0)")
 
 
 def test_ties_single_values_and_missing_cells():

@@ -111,6 +111,11 @@ def test_zero_variance_is_never_p_zero():
     assert t == pytest.approx(0.01 / math.sqrt((1 / 12 + 1 / 3) * floor))
     assert p == pytest.approx(2 * student_t.sf(t, 11)) and p > 0.1
     assert math.isnan(corrected_resampled_t(whole + 0.01, whole, HOLDOUT, math.nan)[1])
+    # the same predictions summed in another order: differences of float rounding of values
+    # near 55 are no difference (p = 1), not a significant one
+    rmse = 55 + np.random.RandomState(1).normal(0, 3, 15)
+    reordered = rmse * (1 + np.random.RandomState(2).randint(1, 4, 15) * 2.2e-16)
+    assert corrected_resampled_t(reordered, rmse, HOLDOUT) == (0.0, 1.0)
     # a sample variance above the floor is kept as it is
     noisy = whole + np.resize([0.0, 0.2], 12)
     assert corrected_resampled_t(noisy, whole, HOLDOUT, 100)[0] == pytest.approx(

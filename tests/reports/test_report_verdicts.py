@@ -88,6 +88,23 @@ def shapes(tmp_path_factory):
                 log_job(client, experiment_id, dataset, FAILING, seed, best[seed] - 1 / size,
                         kind=kind, rows=rows, status="failed" if failed else "ok",
                         error="ValueError: a made-up failure" if failed else None)
+    # one column run on 5 seeds where the others ran 3; a NaN split value; a failed rerun
+    size = n_test("kfold", 178)
+    best = base_errors(5, 5, size, 7)
+    for seed in range(5):
+        for pair, shift in ((BEST_COLUMN, 0), (OTHER, 6), (FAILING, 1)):
+            if seed < 3 or pair == OTHER:
+                log_job(client, experiment_id, "more_seeds", pair, seed, best[seed] + shift / size,
+                        kind="kfold", rows=178)
+    for seed in range(3):
+        nan_split = np.where(np.arange(5) == 2, np.nan, best[seed]) if seed == 1 else best[seed]
+        log_job(client, experiment_id, "nan_value", BEST_COLUMN, seed, nan_split, kind="kfold",
+                rows=178)
+        log_job(client, experiment_id, "nan_value", OTHER, seed, best[seed] + 6 / size,
+                kind="kfold", rows=178)
+        if seed == 0:
+            log_job(client, experiment_id, "nan_value", OTHER, seed, best[seed], kind="kfold",
+                    rows=178, status="failed", error="MemoryError: the rerun died")
     out = root / "out"
     build_report(uri, "shapes", out)
     found = pd.read_csv(out / "verdicts.csv")
@@ -97,7 +114,7 @@ def shapes(tmp_path_factory):
 def test_verdicts_csv_has_the_contract_columns_and_a_row_per_cell(shapes):
     out, found = shapes
     assert pd.read_csv(out / "verdicts.csv").columns.tolist() == CSV_COLUMNS
-    assert len(found) == 4 * 2 + 1  # extra trees ran on one dataset
+    assert len(found) == 6 * 2 + 2  # extra trees ran on two datasets
     assert set(found["verdict"]) <= {"best", "tie", "worse", "untested"}
 
 
@@ -149,6 +166,35 @@ def test_a_cell_with_a_failed_seed_is_marked_not_bold_and_listed(shapes, table_r
                                        "ValueError: a made-up failure"]
 
 
+def test_a_column_run_on_more_seeds_leaves_the_others_complete(shapes, table_rows):
+    """random_forest ran 5 seeds, the others 3: its 2 extra seeds are left out (and listed), so
+    the best of the 15 shared resamples is bold and the worst column is not made `best`."""
+    out, found = shapes
+    assert found.loc[("more_seeds", "gbt / xgboost"), "verdict"] == "best"
+    assert found.loc[("more_seeds", "random_forest / inhouse"), ["n", "verdict"]].tolist() == [
+        15, "worse"]
+    assert found.loc[("more_seeds", "extra_trees / inhouse"), "n"] == 15
+    failures = [row for row in (out / "tables.md").read_text().split("## failures and reruns")[1]
+                .splitlines() if row.startswith("| more_seeds")]  # fmt: skip
+    assert len(failures) == 2 and all("an extra resample" in row for row in failures)
+
+
+def test_a_nan_value_is_left_out_and_listed_and_a_failed_rerun_is_listed(shapes, table_rows):
+    """gbt's NaN on one split of seed 1 leaves it 14 of the row's 15 resamples: untested, marked
+    and listed, never averaged as if complete; its run's other splits still count."""
+    out, found = shapes
+    assert found.loc[("nan_value", "gbt / xgboost"), ["n", "verdict"]].tolist() == [14,
+                                                                                   "untested"]
+    assert found.loc[("nan_value", "random_forest / inhouse"), "verdict"] == "best"
+    rows = table_rows((out / "tables.md").read_text(), "failures and reruns")
+    listed = [cells for label, cells in rows.items() if label == "nan_value"]
+    assert listed  # table_rows keeps the last row of a dataset: both are in the markdown
+    markdown = (out / "tables.md").read_text()
+    assert "left out of test_error: no value (NaN) |" in markdown.replace("  ", "")
+    assert "failed on a rerun: the tables keep its earlier ok result" in markdown
+    assert "MemoryError: the rerun died" in markdown
+
+
 def test_untested_looks_different_from_worse_in_markdown_and_latex(shapes, table_rows):
     out, _ = shapes
     markdown = (out / "tables.md").read_text()
@@ -173,7 +219,7 @@ def test_verdict_counts_are_read_from_the_verdicts(shapes, table_rows):
             continue
         assert [int(n) for n in row] == [int(expected.loc[column].get(v, 0))
                                          for v in ("best", "tie", "worse", "untested")]
-    assert counts["random_forest / inhouse"] == ["0", "2", "1", "1"]
+    assert counts["random_forest / inhouse"] == ["1", "2", "2", "1"]
 
 
 @pytest.mark.parametrize("preset", ["default", "tuned"])
