@@ -143,7 +143,8 @@ def test_a_one_dataset_sweep_feeds_the_report(cli, cli_runs, tmp_path):
     assert {run.data.tags["status"] for run in runs} == {"ok"} and len(runs) == 4
     build_report(f"sqlite:///{tmp_path / 'mlflow.db'}", "to_report", tmp_path / "report")
     table = (tmp_path / "report" / "tables.md").read_text()
-    rows = [line for line in table.splitlines() if line.startswith("| breast_cancer")]
+    error_table = table.split("## test_error\n")[1].split("\n## ")[0]
+    rows = [line for line in error_table.splitlines() if line.startswith("| breast_cancer")]
     assert len(rows) == 1
     assert "random_forest / inhouse" in table and "random_forest / sklearn" in table
     errors = [run.data.metrics["test_error"] for run in runs]
