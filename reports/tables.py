@@ -128,12 +128,6 @@ class MetricTable:
     values: pd.DataFrame
 
     @property
-    def best(self) -> pd.DataFrame:
-        """True at the lowest mean of each row, every cell of a tie (all primary metrics are
-        lower-is-better)."""
-        return self.mean.eq(self.mean.min(axis=1), axis=0)
-
-    @property
     def keys(self) -> list[str]:
         """The names of the column keys: method, engine[, encoding]."""
         return list(self.mean.columns.names)
