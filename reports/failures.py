@@ -28,7 +28,7 @@ def failures(runs: pd.DataFrame) -> pd.DataFrame:
     what = unresolved["status"].fillna(UNFINISHED).where(ok_before[unresolved.index].isna(),
                                                          FAILED_RERUN)
     parts = [
-        unresolved.assign(what=what, detail=unresolved["error"].fillna("")),
+        unresolved.assign(what=what, detail=unresolved["error"].astype(object).fillna("")),
         ok.drop(latest.index).assign(what=REPLACED),
         latest[older_file(latest)].assign(what=OLDER_FILE),
     ]
