@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from baycomp import SignedRankTest
 
-from reports.stats import MIN_DATASETS, holm, wilcoxon_p
+from reports.stats import ALPHA, MIN_DATASETS, holm, smallest_wilcoxon_p, wilcoxon_p
 from reports.tables import ERROR_RATES, MetricTable
 
 # The region of practical equivalence: an error rate within 0.01 of the baseline's (one point of
@@ -18,7 +18,6 @@ from reports.tables import ERROR_RATES, MetricTable
 # log 1.01: RMSE and log-loss have each dataset's own scale).
 ROPE = {"absolute": 0.01, "relative": math.log(1.01)}
 BAYES_SAMPLES = 20000  # Monte Carlo draws of the Dirichlet process posterior (seeded)
-MIN_WILCOXON_DATASETS = 6  # with n datasets the smallest two-sided p is 2 / 2^n: 6 reach 0.05
 ACROSS_COLUMNS = ["datasets", "median_difference", "p", "p_holm", "p_better", "p_rope",
                   "p_worse"]  # fmt: skip
 
@@ -49,8 +48,8 @@ def against_baseline(means: pd.DataFrame, metric: str,
                      baseline: tuple[str, ...]) -> pd.DataFrame:
     """Per column of `means` (datasets x columns, NaN where a cell lacks resamples) other than
     `baseline`: over the datasets where both have a mean, their number, the median difference
-    (`differences`), Wilcoxon's two-sided p (NaN below MIN_WILCOXON_DATASETS), its Holm
-    adjustment over the columns, and the Bayesian signed-rank probabilities (NaN below
+    (`differences`), Wilcoxon's two-sided p (NaN on too few datasets to reach ALPHA:
+    stats.smallest_wilcoxon_p), its Holm adjustment over the columns, and the Bayesian signed-rank probabilities (NaN below
     stats.MIN_DATASETS: on fewer, the Dirichlet process posterior sits on the few observed
     differences and states near-certainties)."""
     rows = {}
@@ -59,7 +58,7 @@ def against_baseline(means: pd.DataFrame, metric: str,
             continue
         both = means[[column, baseline]].dropna()
         diff = differences(metric, both[column], both[baseline])
-        enough = len(diff) >= MIN_WILCOXON_DATASETS
+        enough = smallest_wilcoxon_p(len(diff)) < ALPHA
         p = wilcoxon_p(diff, np.zeros_like(diff)) if enough else math.nan
         bayes = (bayesian_signed_rank(diff, ROPE[scale(metric)]) if len(diff) >= MIN_DATASETS
                  else (math.nan,) * 3)  # fmt: skip

@@ -110,6 +110,12 @@ def paired_p(table: MetricTable, dataset: str, first: tuple[str, ...],
     return corrected_resampled_t(*pairs, ratio, rows)[1]
 
 
+def smallest_wilcoxon_p(n_datasets: int) -> float:
+    """The smallest two-sided exact Wilcoxon signed-rank p on n pairs: 2 / 2^n (every sign
+    alike), 0.0625 for 5: fewer than 6 datasets can never reach alpha 0.05."""
+    return 2 / 2**n_datasets
+
+
 def wilcoxon_p(first: np.ndarray, second: np.ndarray) -> float:
     """Two-sided p-value of the Wilcoxon signed-rank test on the paired differences; 1.0 (not
     significant) with fewer than 2 pairs or when every difference is zero."""

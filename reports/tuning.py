@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from experiments.tuning.selection import selection_key
 from reports.render import CORRECTED_T, ERROR_FLOOR, MISSING, TextTable, row_decimals
 from reports.runs import ENCODING, LIBRARY_DEFAULTS
-from reports.stats import ALPHA, MIN_RESAMPLES, holm, paired_p, wilcoxon_p
+from reports.stats import ALPHA, MIN_RESAMPLES, holm, paired_p, smallest_wilcoxon_p, wilcoxon_p
 from reports.styles import engine_style, hues
 from reports.tables import MetricTable, column_keys, column_label
 
@@ -100,12 +100,6 @@ def across_datasets(comparison: pd.DataFrame) -> pd.DataFrame:
             for key, group in comparison.groupby(keys)]  # fmt: skip
     columns = [*tuned_keys(key_columns(comparison)), *ACROSS_STATISTICS]
     return pd.DataFrame(with_holm(rows), columns=columns)
-
-
-def smallest_wilcoxon_p(n_datasets: int) -> float:
-    """The smallest two-sided exact Wilcoxon signed-rank p on n pairs: 2 / 2^n (every sign
-    alike), 0.0625 for 5: fewer than 6 datasets can never reach alpha 0.05."""
-    return 2 / 2**n_datasets
 
 
 def verdict(p_holm: float, gain: float) -> str:
