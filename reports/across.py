@@ -49,8 +49,8 @@ def against_baseline(means: pd.DataFrame, metric: str,
     """Per column of `means` (datasets x columns, NaN where a cell lacks resamples) other than
     `baseline`: over the datasets where both have a mean, their number, the median difference
     (`differences`), Wilcoxon's two-sided p (NaN on too few datasets to reach ALPHA:
-    stats.smallest_wilcoxon_p), its Holm adjustment over the columns, and the Bayesian signed-rank probabilities (NaN below
-    stats.MIN_DATASETS: on fewer, the Dirichlet process posterior sits on the few observed
+    stats.smallest_wilcoxon_p), its Holm adjustment over the columns, and the Bayesian
+    signed-rank probabilities (NaN below stats.MIN_DATASETS: on fewer, the Dirichlet process posterior sits on the few observed
     differences and states near-certainties)."""
     rows = {}
     for column in means.columns:
