@@ -50,8 +50,8 @@ def against_baseline(means: pd.DataFrame, metric: str,
     `baseline`: over the datasets where both have a mean, their number, the median difference
     (`differences`), Wilcoxon's two-sided p (NaN on too few datasets to reach ALPHA:
     stats.smallest_wilcoxon_p), its Holm adjustment over the columns, and the Bayesian
-    signed-rank probabilities (NaN below stats.MIN_DATASETS: on fewer, the Dirichlet process posterior sits on the few observed
-    differences and states near-certainties)."""
+    signed-rank probabilities (NaN below stats.MIN_DATASETS: on fewer, the Dirichlet process
+    posterior sits on the few observed differences and states near-certainties)."""
     rows = {}
     for column in means.columns:
         if column == baseline:
